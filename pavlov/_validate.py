@@ -1,0 +1,76 @@
+"""Input checks shared by every public function.
+
+Each check raises ``TypeError`` or ``ValueError`` whose message names the parameter, the value
+received and what was expected, so that a reader's mistake never becomes a wrong number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def tensor(name: str, x, *, min_dim: int = 1, finite: bool = True) -> torch.Tensor:
+    """Check that ``x`` is a floating tensor of at least ``min_dim`` dimensions with finite entries."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name} must have a floating dtype, got {x.dtype}")
+    if x.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
+    if finite and x.device.type != "meta" and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must contain only finite values (found NaN or infinity)")
+    return x
+
+
+def same_device_dtype(**tensors: torch.Tensor) -> None:
+    """Check that all named tensors share one device and one dtype."""
+    (first, ref), *rest = tensors.items()
+    for name, x in rest:
+        if x.device != ref.device:
+            raise ValueError(f"{name} is on {x.device} but {first} is on {ref.device}; move them to one device")
+        if x.dtype != ref.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but {first} has {ref.dtype}; use one dtype")
+
+
+def positive_int(name: str, value) -> int:
+    """Check that ``value`` is an integer >= 1 (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def finite_float(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> float:
+    """Check that ``value`` is a finite real number (optionally > 0 or >= 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    if nonnegative and value < 0:
+        raise ValueError(f"{name} must be non-negative, got {value}")
+    return value
+
+
+def option(name: str, value, choices: Sequence[str]) -> str:
+    """Check that ``value`` is one of the named ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def shape(name: str, x: torch.Tensor, expected: Sequence[int | None], *, against: str) -> None:
+    """Check the trailing dimensions of ``x`` against ``expected`` (None matches anything)."""
+    got = tuple(x.shape[-len(expected):]) if x.dim() >= len(expected) else tuple(x.shape)
+    ok = x.dim() >= len(expected) and all(e is None or g == e for g, e in zip(got, expected))
+    if not ok:
+        want = tuple("*" if e is None else e for e in expected)
+        raise ValueError(f"{name} has trailing shape {got}, expected {want} to match {against}")

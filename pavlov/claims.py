@@ -1,0 +1,196 @@
+"""The claims ledger: every quantitative statement of the book, checked where it is made.
+
+A claim has an id namespaced by chapter (``ch2.forms_agree``), one sentence, the predicted value
+with its source (a theorem, an equation, a paper), the measured value and a tolerance derived from
+the statistics (see :func:`tolerance`). :func:`check` compares them; it raises ``AssertionError``
+with a readable message when the claim fails, so an executed notebook (and ``nbval``) fails with it.
+
+Every check, passed or failed, is appended as one JSON line to ``<dir>/<chapter>.jsonl``, where
+``<dir>`` is ``PAVLOV_CLAIMS_DIR`` or, by default, ``_build/claims/`` at the root of the book
+(the nearest directory above the working directory holding ``_toc.yml``). The book's appendix is
+generated from these records at build time. Inside the built book each claim's measured value is
+also glued (myst-nb) under its id, with ``<id>.predicted`` and ``<id>.tolerance`` beside it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import _validate
+
+RELATIONS = {
+    "close": "|measured - predicted| <= tolerance",
+    "at_most": "measured <= predicted + tolerance",
+    "at_least": "measured >= predicted - tolerance",
+}
+ID_PATTERN = re.compile(r"^(ch\d+)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+_session: dict[str, "Claim"] = {}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checked claim; ``margin`` is the deviation in units of the tolerance (``<= 1`` passes)."""
+
+    id: str
+    statement: str
+    predicted: float
+    measured: float
+    tolerance: float
+    source: str
+    relation: str
+    passed: bool
+    margin: float
+
+    @property
+    def chapter(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+def tolerance(standard_error: float, *, z: float = 5.0) -> float:
+    """A tolerance of ``z`` standard errors.
+
+    With ``z = 5`` a correct claim whose estimate is close to normal fails with probability about
+    ``6e-7`` per check, so the book's CI does not flake; a deviation of five standard errors is
+    still small when the standard error is, which is what each chapter's trial count ensures.
+    """
+    standard_error = _validate.finite_float("standard_error", standard_error, nonnegative=True)
+    return _validate.finite_float("z", z, positive=True) * standard_error
+
+
+def records_dir() -> Path:
+    """Where claim records go: ``PAVLOV_CLAIMS_DIR``, else ``_build/claims`` at the book's root."""
+    if os.environ.get("PAVLOV_CLAIMS_DIR"):
+        return Path(os.environ["PAVLOV_CLAIMS_DIR"])
+    here = Path.cwd().resolve()
+    root = next((p for p in (here, *here.parents) if (p / "_toc.yml").is_file()), here)
+    return root / "_build" / "claims"
+
+
+def _as_float(name: str, value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number (or a one-element tensor), got {type(value).__name__}") from None
+    if math.isnan(value):
+        raise ValueError(f"{name} is NaN")
+    return value
+
+
+def check(claim_id: str, statement: str, *, measured, predicted, tolerance: float, source: str,
+          relation: str = "close") -> Claim:
+    """Check one claim, record it, and raise ``AssertionError`` if it does not hold.
+
+    Args:
+        claim_id: ``"ch<N>.<name>"``, lower case.
+        statement: the claim in one sentence, as the prose makes it.
+        measured: the value the chapter computed.
+        predicted: the value the theory or the source predicts.
+        tolerance: the allowed deviation, from the statistics (:func:`tolerance`) or from a
+            rounding-error analysis for exact identities.
+        source: where the prediction comes from (theorem, equation, paper).
+        relation: ``"close"``, ``"at_most"`` or ``"at_least"`` (see :data:`RELATIONS`).
+
+    >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0,
+    ...           source="arithmetic")
+    """
+    if not isinstance(claim_id, str) or not ID_PATTERN.match(claim_id):
+        raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")
+    if not isinstance(statement, str) or not statement.strip():
+        raise ValueError("statement must be a non-empty sentence")
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError("source must name where the prediction comes from")
+    _validate.option("relation", relation, tuple(RELATIONS))
+    measured, predicted = _as_float("measured", measured), _as_float("predicted", predicted)
+    tol = _validate.finite_float("tolerance", tolerance, nonnegative=True)
+    deviation = {"close": abs(measured - predicted), "at_most": measured - predicted,
+                 "at_least": predicted - measured}[relation]
+    passed = deviation <= tol
+    margin = deviation / tol if tol > 0 else (0.0 if deviation <= 0 else math.inf)
+    claim = Claim(claim_id, statement.strip(), predicted, measured, tol, source.strip(), relation, passed, margin)
+    _session[claim_id] = claim
+    _record(claim)
+    _glue(claim)
+    if not passed:
+        raise AssertionError(
+            f"claim {claim_id} failed: {statement.strip()}\n"
+            f"  measured {measured:.6g}, predicted {predicted:.6g} ({source.strip()}), "
+            f"required {RELATIONS[relation]} with tolerance {tol:.3g}; deviation {deviation:.3g}")
+    return claim
+
+
+def _record(claim: Claim) -> None:
+    from . import __version__
+    from .runtime import default_device, scale
+
+    directory = records_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    record = {**asdict(claim), "chapter": claim.chapter, "scale": scale(), "device": str(default_device()),
+              "pavlov": __version__, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    line = json.dumps(record, allow_nan=True) + "\n"
+    with open(directory / f"{claim.chapter}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(line)
+
+
+def _glue(claim: Claim) -> None:
+    try:
+        from myst_nb import glue
+    except ImportError:   # outside the book build (Colab, plain Python) there is nothing to glue into
+        return
+    glue(claim.id, claim.measured, display=False)
+    glue(f"{claim.id}.predicted", claim.predicted, display=False)
+    glue(f"{claim.id}.tolerance", claim.tolerance, display=False)
+
+
+def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
+    """All records in ``directory`` (default :func:`records_dir`), the latest per claim id, sorted by id."""
+    directory = Path(directory) if directory is not None else records_dir()
+    latest: dict[str, dict] = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                latest[record["id"]] = record
+    return sorted(latest.values(), key=lambda r: (int(r["chapter"][2:]), r["id"]))
+
+
+class ClaimTable:
+    """A table of claims that renders as HTML in notebooks and as text elsewhere."""
+
+    columns = ("claim", "statement", "measured", "predicted", "tolerance", "source", "status")
+
+    def __init__(self, rows: list[dict]):
+        self.rows = rows
+
+    def _cells(self, r: dict) -> tuple[str, ...]:
+        rel = {"close": "±", "at_most": "≤ +", "at_least": "≥ −"}[r["relation"]]
+        status = "✓ holds" if r["passed"] else "✗ fails"
+        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}",
+                f"{rel}{r['tolerance']:.2g}", r["source"], status)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{c}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>"
+                       for r in self.rows)
+        return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def __repr__(self) -> str:
+        return "\n".join(" | ".join(self._cells(r)) for r in self.rows) or "(no claims)"
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def table(chapter: str) -> ClaimTable:
+    """The claims of ``chapter`` (``"ch2"``) checked in this session, in the order they were made."""
+    if not isinstance(chapter, str) or not re.fullmatch(r"ch\d+", chapter):
+        raise ValueError(f"chapter must look like 'ch2', got {chapter!r}")
+    rows = [{**asdict(c), "chapter": c.chapter} for c in _session.values() if c.chapter == chapter]
+    return ClaimTable(rows)

@@ -1,0 +1,89 @@
+"""Where and how large the book's computations run: device, scale and seeding.
+
+* :func:`default_device` picks CUDA, then Apple MPS, then the CPU.
+* :func:`scale` reads the one switch ``PAVLOV_SCALE`` (``quick`` or ``full``; by default ``full`` on a
+  GPU and ``quick`` elsewhere) and :func:`by_scale` picks a size by it, so no notebook hard-codes a
+  size for one machine.
+* :func:`generator` makes an explicit, seeded ``torch.Generator``; the package never touches the
+  global random state.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import torch
+
+from . import _validate
+
+SCALES = ("quick", "full")
+
+
+def default_device() -> torch.device:
+    """The best available device: CUDA, then Apple MPS, then the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def scale() -> str:
+    """The experiment scale: ``PAVLOV_SCALE`` if set, else ``full`` on a GPU and ``quick`` elsewhere.
+
+    >>> import os; os.environ["PAVLOV_SCALE"] = "quick"; scale()
+    'quick'
+    """
+    value = os.environ.get("PAVLOV_SCALE", "").strip().lower()
+    if not value:
+        return "full" if default_device().type != "cpu" else "quick"
+    if value not in SCALES:
+        raise ValueError(f"PAVLOV_SCALE must be one of {', '.join(SCALES)}; got {os.environ['PAVLOV_SCALE']!r}")
+    return value
+
+
+def by_scale(*, quick, full):
+    """Return ``quick`` or ``full`` according to :func:`scale`.
+
+    >>> n_trials = by_scale(quick=200, full=10_000)
+    """
+    return full if scale() == "full" else quick
+
+
+def generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:
+    """A ``torch.Generator`` on ``device`` (default: :func:`default_device`) seeded with ``seed``."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    device = torch.device(device) if device is not None else default_device()
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def resolve(device=None, dtype=None) -> tuple[torch.device, torch.dtype]:
+    """Fill in a missing device (:func:`default_device`) or dtype (float32) and check the dtype."""
+    device = torch.device(device) if device is not None else default_device()
+    dtype = torch.float32 if dtype is None else dtype
+    if dtype not in _validate.FLOAT_DTYPES:
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    return device, dtype
+
+
+def setup() -> dict:
+    """Print and return the package version, device, scale and software versions.
+
+    Every chapter calls this in its first code cell, so each run records where it ran.
+    """
+    from . import __version__
+
+    info = {
+        "pavlov": __version__,
+        "device": str(default_device()),
+        "scale": scale(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
+    print("  ".join(f"{k}: {v}" for k, v in info.items()))
+    return info
