@@ -22,6 +22,8 @@ def tensor(name: str, x, *, min_dim: int = 1, finite: bool = True) -> torch.Tens
         raise TypeError(f"{name} must have a floating dtype, got {x.dtype}")
     if x.dim() < min_dim:
         raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(x.shape)}")
+    if x.numel() == 0:
+        raise ValueError(f"{name} must not be empty (every size positive), got shape {tuple(x.shape)}")
     if finite and x.device.type != "meta" and not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} must contain only finite values (found NaN or infinity)")
     return x

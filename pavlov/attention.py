@@ -42,10 +42,6 @@ def _check_qkv(q, k, v) -> None:
         raise ValueError(f"v must have the leading shape of q {tuple(q.shape[:-1])} (batch..., T), got {tuple(v.shape)}")
 
 
-def _causal_mask(T: int, device) -> torch.Tensor:
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
-
-
 def _recurrent(q, k, v, chunk_size=None):
     state = q.new_zeros(*q.shape[:-2], q.shape[-1], v.shape[-1])       # S_0 = 0, (..., d_k, d_v)
     outputs = []
@@ -56,8 +52,7 @@ def _recurrent(q, k, v, chunk_size=None):
 
 
 def _parallel(q, k, v, chunk_size=None):
-    scores = (q @ k.transpose(-1, -2)).masked_fill(~_causal_mask(q.shape[-2], q.device), 0)  # (..., T, T)
-    return scores @ v
+    return (q @ k.transpose(-1, -2)).tril_() @ v                      # causal: keep j <= i, (..., T, T)
 
 
 def _chunkwise(q, k, v, chunk_size):
@@ -105,7 +100,11 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, form:
         v = torch.cat([v, v.new_ones(*v.shape[:-1], 1)], dim=-1)
     r = _FORMS[form](q, k, v, chunk_size)
     if denominator:
-        r = r[..., :-1] / r[..., -1:]
+        r, z = r[..., :-1], r[..., -1:]
+        if z.device.type != "meta" and not bool((z > 0).all()):
+            raise ValueError("denominator needs z_t = phi(q_t) . sum_j phi(k_j) > 0 at every step; "
+                             f"feature_map {feature_map!r} gave z_t <= 0 (use a positive map such as 'elu+1')")
+        r = r / z
     return output_norm(r, norm, eps)
 
 
@@ -127,5 +126,6 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else _validate.finite_float("scale", scale, positive=True)
     logits = scale * (q @ k.transpose(-1, -2))                            # (..., T, T)
     if causal:
-        logits = logits.masked_fill(~_causal_mask(q.shape[-2], q.device), float("-inf"))
+        future = torch.ones(q.shape[-2], q.shape[-2], dtype=torch.bool, device=q.device).triu_(1)
+        logits = logits.masked_fill(future, float("-inf"))
     return torch.softmax(logits, dim=-1) @ v

@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import torch
+
 from . import _validate
 
 RELATIONS = {
@@ -30,7 +32,7 @@ RELATIONS = {
     "at_most": "measured <= predicted + tolerance",
     "at_least": "measured >= predicted - tolerance",
 }
-ID_PATTERN = re.compile(r"^(ch\d+)\.[a-z0-9_]+(\.[a-z0-9_]+)*$")
+ID_PATTERN = re.compile(r"(ch\d+)\.[a-z0-9_]+(\.[a-z0-9_]+)*")
 
 _session: dict[str, "Claim"] = {}
 
@@ -55,12 +57,14 @@ class Claim:
 
 
 def tolerance(standard_error: float, *, z: float = 5.0) -> float:
-    """A tolerance of ``z`` standard errors.
+    """A tolerance of ``z`` standard errors (``standard_error``: a number or a one-element tensor).
 
     With ``z = 5`` a correct claim whose estimate is close to normal fails with probability about
     ``6e-7`` per check, so the book's CI does not flake; a deviation of five standard errors is
     still small when the standard error is, which is what each chapter's trial count ensures.
     """
+    if isinstance(standard_error, torch.Tensor) and standard_error.numel() == 1:
+        standard_error = standard_error.item()
     standard_error = _validate.finite_float("standard_error", standard_error, nonnegative=True)
     return _validate.finite_float("z", z, positive=True) * standard_error
 
@@ -101,7 +105,7 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
     >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0,
     ...           source="arithmetic")
     """
-    if not isinstance(claim_id, str) or not ID_PATTERN.match(claim_id):
+    if not isinstance(claim_id, str) or not ID_PATTERN.fullmatch(claim_id):
         raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")
     if not isinstance(statement, str) or not statement.strip():
         raise ValueError("statement must be a non-empty sentence")

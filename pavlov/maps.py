@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 
 from . import _validate
 
@@ -30,8 +29,12 @@ def identity(x: torch.Tensor) -> torch.Tensor:
 
 
 def elu_plus_one(x: torch.Tensor) -> torch.Tensor:
-    r"""The positive feature map of Katharopoulos et al. (2020), :math:`\phi(x) = \mathrm{elu}(x) + 1`."""
-    return F.elu(x) + 1
+    r"""The positive feature map of Katharopoulos et al. (2020), :math:`\phi(x) = \mathrm{elu}(x) + 1`.
+
+    Computed as :math:`e^{\min(x, 0)} + \max(x, 0)`, the same function, because ``elu(x) + 1``
+    rounds to exactly 0 for very negative ``x`` and would break the positivity the denominator needs.
+    """
+    return torch.exp(x.clamp(max=0)) + x.clamp(min=0)
 
 
 FEATURE_MAPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -58,6 +61,7 @@ def feature_map(name_or_fn, *, parameter: str = "feature_map") -> Callable[[torc
 
 def output_norm(r: torch.Tensor, norm: str = "none", eps: float = 1e-6) -> torch.Tensor:
     """Normalise each retrieved vector ``r`` ``[..., d_v]`` by ``norm`` (``"none"``, ``"rms"``, ``"layer"``)."""
+    _validate.tensor("r", r)
     _validate.option("norm", norm, NORMS)
     eps = _validate.finite_float("eps", eps, nonnegative=True)
     if norm == "none":

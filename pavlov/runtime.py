@@ -56,8 +56,8 @@ def generator(seed: int, device: torch.device | str | None = None) -> torch.Gene
     """A ``torch.Generator`` on ``device`` (default: :func:`default_device`) seeded with ``seed``."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be in [0, 2**64), got {seed}")
     device = torch.device(device) if device is not None else default_device()
     return torch.Generator(device=device).manual_seed(seed)
 

@@ -1,0 +1,47 @@
+"""Small statistics used by every chapter: means with standard errors, and relative errors."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import _validate
+
+
+def mean_and_se(x: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The mean of ``x`` over the trials in ``dim`` and its standard error :math:`s / \sqrt{n}`.
+
+    Args:
+        x: measurements, with independent trials along ``dim`` (at least two).
+        dim: the trial dimension.
+
+    Returns:
+        ``(mean, standard_error)``, each of ``x``'s shape without ``dim``.
+
+    >>> mean, se = mean_and_se(torch.tensor([1.0, 2.0, 3.0, 4.0]))   # 2.5, 0.6455
+    """
+    _validate.tensor("x", x)
+    if not isinstance(dim, int) or not -x.dim() <= dim < x.dim():
+        raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim()}), got {dim!r}")
+    n = x.shape[dim]
+    if n < 2:
+        raise ValueError(f"x needs at least 2 trials along dim {dim} for a standard error, got {n}")
+    return x.mean(dim), x.std(dim) / math.sqrt(n)
+
+
+def relative_error(reference: torch.Tensor, x: torch.Tensor) -> float:
+    r"""``rms(reference - x) / rms(reference)``, the error measure of flash-linear-attention's tests.
+
+    Two all-zero tensors agree exactly (0); a non-zero ``x`` against a zero reference is ``inf``.
+    Accumulates in float64 whatever the inputs' dtype.
+    """
+    _validate.tensor("reference", reference, finite=False)
+    _validate.tensor("x", x, finite=False)
+    if reference.shape != x.shape:
+        raise ValueError(f"x must have the shape of reference {tuple(reference.shape)}, got {tuple(x.shape)}")
+    if reference.device != x.device:
+        raise ValueError(f"x is on {x.device} but reference is on {reference.device}")
+    err = (reference.double() - x.double()).pow(2).mean().sqrt().item()
+    size = reference.double().pow(2).mean().sqrt().item()
+    return err / size if size > 0 else (0.0 if err == 0 else math.inf)

@@ -1,0 +1,269 @@
+"""pavlov.claims: checking, recording, loading and tabulating claims.
+
+Every test sends records to a temporary directory (the ``claims_dir`` fixture), so none reaches
+``_build/``. Chapters ch90 and above are used so that no test's claim can be confused with a book's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from conftest import cases
+
+from pavlov import claims
+from pavlov.claims import Claim, ClaimTable, check, load_records, records_dir, table, tolerance
+
+pytestmark = pytest.mark.usefixtures("claims_dir")
+CPU64 = {"dtype": torch.float64, "device": "cpu"}
+
+
+def ok(claim_id="ch90.example", **overrides):
+    """Check a claim with sensible defaults (passing unless overridden)."""
+    kwargs = {"measured": 1.02, "predicted": 1.0, "tolerance": 0.05, "source": "Theorem 1"} | overrides
+    return check(claim_id, "The example holds.", **kwargs)
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# --- check ------------------------------------------------------------------------------------
+
+def test_passing_claim_returns_claim_with_margin():
+    c = ok(measured=1.02, predicted=1.0, tolerance=0.05)
+    assert isinstance(c, Claim) and c.passed
+    assert (c.id, c.chapter, c.statement, c.source, c.relation) == (
+        "ch90.example", "ch90", "The example holds.", "Theorem 1", "close")
+    assert (c.measured, c.predicted, c.tolerance) == (1.02, 1.0, 0.05)
+    assert c.margin == pytest.approx(0.02 / 0.05, rel=1e-12)
+
+
+def test_failing_claim_raises_with_id_measured_and_predicted():
+    with pytest.raises(AssertionError) as info:
+        check("ch90.fails", "Two is three.", measured=2.0, predicted=3.0, tolerance=0.5, source="wishful thinking")
+    message = str(info.value)
+    for part in ("ch90.fails", "Two is three.", "measured 2", "predicted 3", "wishful thinking", "tolerance 0.5"):
+        assert part in message
+
+
+def test_exact_claim_with_zero_tolerance():
+    assert ok(measured=4.0, predicted=4, tolerance=0).margin == 0.0
+    with pytest.raises(AssertionError):
+        ok(measured=4.0 + 1e-12, predicted=4, tolerance=0)
+
+
+def test_tolerance_boundary_is_inclusive():
+    assert ok(measured=1.5, predicted=1.0, tolerance=0.5).margin == 1.0
+
+
+@pytest.mark.parametrize("relation, measured, passes", [
+    ("at_most", 0.5, True),      # far below the bound
+    ("at_most", 1.05, True),     # above, within the tolerance
+    ("at_most", 1.2, False),
+    ("at_least", 2.0, True),     # far above the bound
+    ("at_least", 0.95, True),    # below, within the tolerance
+    ("at_least", 0.8, False),
+    ("close", 0.8, False),
+    ("close", 1.2, False),
+])
+def test_relations(relation, measured, passes):
+    if passes:
+        c = ok(measured=measured, predicted=1.0, tolerance=0.1, relation=relation)
+        assert c.passed and c.relation == relation
+    else:
+        with pytest.raises(AssertionError, match="ch90.example") as info:
+            ok(measured=measured, predicted=1.0, tolerance=0.1, relation=relation)
+        assert claims.RELATIONS[relation] in str(info.value)
+
+
+def test_one_sided_margin_is_signed():
+    # far on the safe side the margin is negative: the deviation is measured towards the bound
+    assert ok(measured=0.0, predicted=1.0, tolerance=0.5, relation="at_most").margin == pytest.approx(-2.0)
+    assert ok(measured=2.0, predicted=1.0, tolerance=0.5, relation="at_least").margin == pytest.approx(-2.0)
+
+
+def test_measured_may_be_a_one_element_tensor():
+    c = ok(measured=torch.tensor(1.01, **CPU64))
+    assert c.measured == 1.01 and isinstance(c.measured, float)
+
+
+def test_statement_and_source_are_stripped():
+    c = check("ch90.strip", "  Padded.  ", measured=1, predicted=1, tolerance=0, source="  Eq. 3 ")
+    assert (c.statement, c.source) == ("Padded.", "Eq. 3")
+
+
+# --- records ----------------------------------------------------------------------------------
+
+def test_record_is_one_json_line_per_check(claims_dir):
+    ok("ch90.a", measured=1.01)
+    with pytest.raises(AssertionError):
+        ok("ch90.b", measured=3.0)
+    records = lines(claims_dir / "ch90.jsonl")
+    assert [(r["id"], r["passed"]) for r in records] == [("ch90.a", True), ("ch90.b", False)]
+    first = records[0]
+    assert first["chapter"] == "ch90" and first["measured"] == 1.01 and first["predicted"] == 1.0
+    assert {"statement", "tolerance", "source", "relation", "margin", "scale", "device", "pavlov", "time"} <= set(first)
+
+
+def test_one_file_per_chapter(claims_dir):
+    ok("ch90.a")
+    ok("ch91.a")
+    ok("ch91.b")
+    assert sorted(p.name for p in claims_dir.iterdir()) == ["ch90.jsonl", "ch91.jsonl"]
+    assert [r["id"] for r in lines(claims_dir / "ch91.jsonl")] == ["ch91.a", "ch91.b"]
+
+
+def test_records_dir_from_environment(claims_dir):
+    assert records_dir() == claims_dir
+
+
+def test_records_dir_default_is_build_claims_at_the_book_root(tmp_path, monkeypatch):
+    monkeypatch.delenv("PAVLOV_CLAIMS_DIR")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\n", encoding="utf-8")
+    nested = tmp_path / "chapters" / "deeper"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)
+    assert records_dir() == tmp_path.resolve() / "_build" / "claims"
+
+
+def test_records_dir_default_without_a_book(tmp_path, monkeypatch):
+    monkeypatch.delenv("PAVLOV_CLAIMS_DIR")
+    monkeypatch.chdir(tmp_path)
+    assert records_dir() == tmp_path.resolve() / "_build" / "claims"
+
+
+def test_load_records_keeps_the_latest_per_id(claims_dir):
+    ok("ch90.a", measured=1.01)
+    ok("ch90.a", measured=1.03)
+    ok("ch90.b")
+    records = load_records()
+    assert [r["id"] for r in records] == ["ch90.a", "ch90.b"]
+    assert records[0]["measured"] == 1.03
+    assert load_records(claims_dir) == records
+
+
+def test_load_records_sorts_by_chapter_number_then_id(claims_dir):
+    for claim_id in ("ch100.b", "ch100.a", "ch92.z", "ch91.y"):
+        ok(claim_id)
+    assert [r["id"] for r in load_records()] == ["ch91.y", "ch92.z", "ch100.a", "ch100.b"]
+
+
+def test_load_records_of_an_empty_or_missing_directory(tmp_path):
+    assert load_records(tmp_path) == []
+    assert load_records(tmp_path / "missing") == []
+
+
+def test_failed_claims_are_recorded_too(claims_dir):
+    with pytest.raises(AssertionError):
+        ok("ch90.fails", measured=10.0)
+    (record,) = load_records()
+    assert record["id"] == "ch90.fails" and record["passed"] is False and record["margin"] == pytest.approx(9 / 0.05)
+
+
+# --- table ------------------------------------------------------------------------------------
+
+def test_table_lists_the_chapters_claims_in_order():
+    ok("ch93.second_made_first")
+    ok("ch94.other_chapter")
+    ok("ch93.first_made_second")
+    t = table("ch93")
+    assert isinstance(t, ClaimTable) and len(t) == 2
+    assert [row["id"] for row in t.rows] == ["ch93.second_made_first", "ch93.first_made_second"]
+    assert len(table("ch95")) == 0
+
+
+def test_table_renders_html_and_text():
+    ok("ch96.render", measured=1.02)
+    with pytest.raises(AssertionError):
+        check("ch96.broken", "A <b>bold</b> claim & more.", measured=5, predicted=1, tolerance=1,
+              source="Eq. <1>", relation="at_most")
+    t = table("ch96")
+    html_text = t._repr_html_()
+    assert html_text.startswith('<table class="claims-table">') and html_text.count("<tr>") == 3
+    for column in ClaimTable.columns:
+        assert f"<th>{column}</th>" in html_text
+    assert "&lt;b&gt;bold&lt;/b&gt; claim &amp; more." in html_text and "<b>" not in html_text
+    assert "✓ holds" in html_text and "✗ fails" in html_text
+    text = repr(t)
+    assert "ch96.render" in text and "1.02" in text and "≤ +1" in text
+    assert repr(ClaimTable([])) == "(no claims)"
+
+
+@pytest.mark.parametrize("chapter", ["2", "ch", "chapter2", "ch2.x", "CH2", "", None, 2])
+def test_table_bad_chapter(chapter):
+    with pytest.raises(ValueError, match="chapter"):
+        table(chapter)
+
+
+# --- tolerance --------------------------------------------------------------------------------
+
+def test_tolerance_is_z_standard_errors():
+    assert tolerance(0.02) == pytest.approx(0.1)
+    assert tolerance(0.02, z=3) == pytest.approx(0.06)
+    assert tolerance(0) == 0.0
+    assert tolerance(torch.tensor(0.02, **CPU64)) == pytest.approx(0.1)   # a one-element tensor is a number
+
+
+@pytest.mark.parametrize("args, kwargs, error, param", cases(
+    ("se<0", (-0.1,), {}, ValueError, "standard_error"),
+    ("se NaN", (math.nan,), {}, ValueError, "standard_error"),
+    ("se inf", (math.inf,), {}, ValueError, "standard_error"),
+    ("se str", ("0.1",), {}, TypeError, "standard_error"),
+    ("se 2-element tensor", (torch.tensor([0.1, 0.2], **CPU64),), {}, TypeError, "standard_error"),
+    ("se NaN tensor", (torch.tensor(math.nan, **CPU64),), {}, ValueError, "standard_error"),
+    ("z=0", (0.1,), {"z": 0}, ValueError, "z"),
+    ("z<0", (0.1,), {"z": -5}, ValueError, "z"),
+    ("z NaN", (0.1,), {"z": math.nan}, ValueError, "z"),
+))
+def test_tolerance_bad_input(args, kwargs, error, param):
+    with pytest.raises(error, match=rf"^{param}\b"):
+        tolerance(*args, **kwargs)
+
+
+# --- bad input to check -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("claim_id", [
+    "ch2", "ch2.", ".x", "2.x", "chapter2.x", "ch.x", "CH2.x", "ch2.Forms", "ch2.forms-agree", "ch2.forms agree",
+    "ch2..x", "ch2.x.", "ch2.x\n", " ch2.x", "", None, 2,
+])
+def test_bad_claim_ids_are_rejected(claim_id, claims_dir):
+    with pytest.raises(ValueError, match="claim_id"):
+        ok(claim_id)
+    assert not claims_dir.exists()   # nothing was recorded
+
+
+@pytest.mark.parametrize("claim_id", ["ch1.a", "ch12.forms_agree", "ch3.isr.d64", "ch2.x_1.y_2"])
+def test_good_claim_ids_are_accepted(claim_id):
+    assert ok(claim_id).id == claim_id
+
+
+@pytest.mark.parametrize("overrides, error, param", cases(
+    ("empty statement", {"statement": "  "}, ValueError, "statement"),
+    ("statement not str", {"statement": 3}, ValueError, "statement"),
+    ("empty source", {"source": ""}, ValueError, "source"),
+    ("source not str", {"source": None}, ValueError, "source"),
+    ("unknown relation", {"relation": "equal"}, ValueError, "relation"),
+    ("relation is case-sensitive", {"relation": "AT_MOST"}, ValueError, "relation"),
+    ("measured NaN", {"measured": math.nan}, ValueError, "measured"),
+    ("predicted NaN", {"predicted": torch.tensor(math.nan, **CPU64)}, ValueError, "predicted"),
+    ("measured not a number", {"measured": None}, TypeError, "measured"),
+    ("predicted not a number", {"predicted": [1.0]}, TypeError, "predicted"),
+    ("measured two elements", {"measured": torch.ones(2, **CPU64)}, TypeError, "measured"),
+    ("tolerance<0", {"tolerance": -0.1}, ValueError, "tolerance"),
+    ("tolerance NaN", {"tolerance": math.nan}, ValueError, "tolerance"),
+    ("tolerance inf", {"tolerance": math.inf}, ValueError, "tolerance"),
+    ("tolerance str", {"tolerance": "0.1"}, TypeError, "tolerance"),
+))
+def test_check_bad_input(overrides, error, param, claims_dir):
+    kwargs = {"statement": "The example holds.", "measured": 1.0, "predicted": 1.0, "tolerance": 0.1,
+              "source": "Theorem 1"} | overrides
+    with pytest.raises(error, match=rf"^{param}\b"):
+        check("ch90.bad_input", **kwargs)
+    assert not claims_dir.exists()   # nothing was recorded
+
+
+def test_relations_listed():
+    assert set(claims.RELATIONS) == {"close", "at_most", "at_least"}

@@ -1,0 +1,196 @@
+"""The chapter notebooks follow the book's conventions: committed without outputs, Colab-ready, and each
+ends with the table of the claims it checked.
+
+The chapters come from ``_toc.yml``; the repository URL from ``_config.yml`` (``repository.url``), the
+one place it is configured. Executing the notebooks is nbval's job, not this module's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from IPython.core.inputtransformer2 import TransformerManager
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+
+
+def toc_files(entry) -> list[str]:
+    """Every ``file:`` named anywhere in the table of contents, in order."""
+    if isinstance(entry, dict):
+        return ([entry["file"]] if "file" in entry else []) + [f for v in entry.values() for f in toc_files(v)]
+    if isinstance(entry, list):
+        return [f for item in entry for f in toc_files(item)]
+    return []
+
+
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+TOC_CHAPTERS = [f for f in toc_files(TOC) if f.startswith("chapters/")]
+REPOSITORY_URL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+NOTEBOOKS = sorted({ROOT / f"{f}.ipynb" for f in TOC_CHAPTERS} | set(CHAPTERS.glob("*.ipynb")))
+
+CHECK = ("pv.claims.check", "claims.check", "pavlov.claims.check")
+TABLE = ("pv.claims.table", "claims.table", "pavlov.claims.table")
+SETUP_CELL = f'''# Setup: in Colab, install pavlov from the book's repository; elsewhere use the installed package.
+import sys
+
+if "google.colab" in sys.modules:
+    %pip install --quiet "pavlov @ git+{REPOSITORY_URL}"
+
+import torch
+import pavlov as pv
+from pavlov import plotting
+
+pv.setup()'''
+
+
+def chapter_id(path: Path) -> str:
+    """``chapters/ch01_conditioning.ipynb`` -> ``"ch1"``, the prefix of the chapter's claim ids."""
+    match = re.match(r"ch(\d+)_", path.name)
+    assert match, f"{path.name}: a chapter file is named ch<NN>_<topic>.ipynb"
+    return f"ch{int(match.group(1))}"
+
+
+def read(path: Path):
+    assert path.is_file(), f"{path.relative_to(ROOT)} does not exist"
+    return nbformat.read(path, as_version=nbformat.NO_CONVERT)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def python_of(cell) -> ast.Module:
+    """The cell as Python, with IPython magics (``%pip``) turned into ``get_ipython()`` calls."""
+    return ast.parse(TransformerManager().transform_cell(cell.source))
+
+
+def calls(tree: ast.AST, *dotted: str) -> list[ast.Call]:
+    """Calls anywhere in ``tree`` of a function written as one of ``dotted`` (e.g. ``pv.claims.table``)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and ast.unparse(node.func) in dotted]
+
+
+def pip_magics(tree: ast.AST) -> list[str]:
+    """The argument strings of every ``%pip`` line magic in ``tree``."""
+    return [node.args[1].value for node in calls(tree, "get_ipython().run_line_magic")
+            if isinstance(node.args[0], ast.Constant) and node.args[0].value == "pip"]
+
+
+def level_one_headings(markdown: str) -> list[str]:
+    """Lines of ``markdown`` that are level-1 headings, ignoring fenced code and directive blocks."""
+    headings, fence = [], None
+    for line in markdown.splitlines():
+        marker = re.match(r"\s*(`{3,}|~{3,}|:{3,})", line)
+        if marker and (fence is None or marker.group(1).startswith(fence)):
+            fence = marker.group(1)[:3] if fence is None else None
+        elif fence is None and line.startswith("# "):
+            headings.append(line)
+    return headings
+
+
+# --- the table of contents --------------------------------------------------------------------
+
+def test_toc_lists_chapters_and_each_exists():
+    assert TOC_CHAPTERS, "_toc.yml lists no chapter under chapters/"
+    missing = [f"{f}.ipynb" for f in TOC_CHAPTERS if not (ROOT / f"{f}.ipynb").is_file()]
+    assert not missing, f"chapters in _toc.yml without a notebook: {missing}"
+
+
+def test_every_chapter_notebook_is_in_the_toc():
+    # only_build_toc_files: a notebook missing from the toc would silently be left out of the book
+    listed = {ROOT / f"{f}.ipynb" for f in TOC_CHAPTERS}
+    orphans = [p.name for p in CHAPTERS.glob("*.ipynb") if p not in listed]
+    assert not orphans, f"notebooks under chapters/ missing from _toc.yml: {orphans}"
+
+
+def test_repository_url_is_configured():
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", REPOSITORY_URL), REPOSITORY_URL
+
+
+# --- each chapter -----------------------------------------------------------------------------
+
+by_notebook = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+
+
+@by_notebook
+def test_is_a_valid_nbformat_4_notebook(path):
+    nb = read(path)
+    assert nb.nbformat == 4
+    nbformat.validate(nb)
+
+
+@by_notebook
+def test_committed_without_outputs(path):
+    for i, cell in enumerate(read(path).cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"cell {i} has outputs"
+            assert cell.execution_count is None, f"cell {i} has an execution count"
+
+
+@by_notebook
+def test_metadata_runs_on_colab_with_a_gpu(path):
+    meta = read(path).metadata
+    assert meta.get("accelerator") == "GPU"
+    assert meta.get("kernelspec", {}).get("name") == "python3"
+    assert meta.get("kernelspec", {}).get("language") == "python"
+    assert meta.get("language_info", {}).get("name") == "python"
+    assert "colab" in meta
+
+
+@by_notebook
+def test_opens_with_its_title(path):
+    nb = read(path)
+    assert nb.cells[0].cell_type == "markdown", "the first cell is the title, in markdown"
+    assert nb.cells[0].source.startswith("# "), "the first cell starts with a level-1 heading '# Title'"
+    headings = [h for c in nb.cells if c.cell_type == "markdown" for h in level_one_headings(c.source)]
+    assert len(headings) == 1, f"one level-1 heading per chapter, found {headings}"
+
+
+@by_notebook
+def test_setup_cell_installs_from_the_repository_only_on_colab(path):
+    tree = python_of(code_cells(read(path))[0])
+    colab_ifs = [node for node in tree.body if isinstance(node, ast.If)
+                 and ast.unparse(node.test) == "'google.colab' in sys.modules"]
+    assert len(colab_ifs) == 1, 'the setup cell has one top-level `if "google.colab" in sys.modules:`'
+    inside = pip_magics(colab_ifs[0])
+    assert inside == [f'install --quiet "pavlov @ git+{REPOSITORY_URL}"'], inside
+    assert len(pip_magics(tree)) == 1, "nothing is installed outside Colab"
+    top_level = [ast.unparse(node) for node in tree.body]
+    assert "import sys" in top_level and "import pavlov as pv" in top_level
+    assert top_level.index("import sys") < top_level.index(ast.unparse(colab_ifs[0]))
+
+
+@by_notebook
+def test_setup_cell_calls_setup(path):
+    tree = python_of(code_cells(read(path))[0])
+    top_level = [ast.unparse(node) for node in tree.body]
+    assert "pv.setup()" in top_level
+    assert top_level.index("import pavlov as pv") < top_level.index("pv.setup()")
+
+
+@by_notebook
+def test_setup_cell_is_the_books_setup_cell(path):
+    assert code_cells(read(path))[0].source.strip() == SETUP_CELL
+
+
+@by_notebook
+def test_ends_with_its_claims_table(path):
+    nb = read(path)
+    last = code_cells(nb)[-1]
+    tables = calls(python_of(last), *TABLE)
+    assert [ast.literal_eval(c.args[0]) for c in tables] == [chapter_id(path)], last.source
+    before = nb.cells[nb.cells.index(last) - 1]
+    assert before.cell_type == "markdown" and "## Claims checked in this chapter" in before.source.splitlines()
+
+
+@by_notebook
+def test_checks_claims_of_its_own_chapter(path):
+    checks = [c for cell in code_cells(read(path)) for c in calls(python_of(cell), *CHECK)]
+    assert checks, "a chapter checks at least one claim"
+    prefixes = {ast.literal_eval(c.args[0]).split(".")[0] for c in checks if isinstance(c.args[0], ast.Constant)}
+    assert prefixes <= {chapter_id(path)}, prefixes

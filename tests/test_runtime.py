@@ -1,0 +1,152 @@
+"""pavlov.runtime: device choice, the quick/full scale switch, seeded generators, setup()."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+import torch
+from conftest import cases
+
+import pavlov as pv
+from pavlov import runtime
+
+
+@pytest.fixture
+def no_accelerator(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+
+
+def test_default_device_on_this_machine():
+    # The book's own machines and CI have no accelerator: there the answer must be the CPU.
+    expected = ("cuda" if torch.cuda.is_available() else
+                "mps" if torch.backends.mps.is_available() else "cpu")
+    assert pv.default_device() == torch.device(expected)
+
+
+@pytest.mark.parametrize("cuda, mps, expected", [
+    (True, True, "cuda"),     # CUDA first
+    (True, False, "cuda"),
+    (False, True, "mps"),     # then Apple MPS
+    (False, False, "cpu"),    # then the CPU
+])
+def test_default_device_preference(monkeypatch, cuda, mps, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    assert pv.default_device() == torch.device(expected)
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("quick", "quick"), ("full", "full"), ("  Full\n", "full"), ("QUICK", "quick"),
+])
+def test_scale_reads_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("PAVLOV_SCALE", value)
+    assert pv.scale() == expected
+
+
+@pytest.mark.parametrize("value", [None, "", "   "])
+def test_scale_default_is_quick_on_cpu(monkeypatch, no_accelerator, value):
+    if value is None:
+        monkeypatch.delenv("PAVLOV_SCALE", raising=False)
+    else:
+        monkeypatch.setenv("PAVLOV_SCALE", value)
+    assert pv.scale() == "quick"
+
+
+def test_scale_default_is_full_on_gpu(monkeypatch):
+    monkeypatch.delenv("PAVLOV_SCALE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pv.scale() == "full"
+
+
+@pytest.mark.parametrize("value", ["medium", "fast", "quick,full", "0"])
+def test_scale_unknown_value_names_the_variable(monkeypatch, value):
+    monkeypatch.setenv("PAVLOV_SCALE", value)
+    with pytest.raises(ValueError, match="PAVLOV_SCALE") as info:
+        pv.scale()
+    assert repr(value) in str(info.value)
+
+
+@pytest.mark.parametrize("value, expected", [("quick", 3), ("full", 3000)])
+def test_by_scale_picks_by_scale(monkeypatch, value, expected):
+    monkeypatch.setenv("PAVLOV_SCALE", value)
+    assert pv.by_scale(quick=3, full=3000) == expected
+
+
+def test_by_scale_default_on_cpu_is_quick(monkeypatch, no_accelerator):
+    monkeypatch.delenv("PAVLOV_SCALE", raising=False)
+    assert pv.by_scale(quick="small", full="large") == "small"
+
+
+def test_by_scale_propagates_unknown_scale(monkeypatch):
+    monkeypatch.setenv("PAVLOV_SCALE", "huge")
+    with pytest.raises(ValueError, match="PAVLOV_SCALE"):
+        pv.by_scale(quick=1, full=2)
+
+
+def test_by_scale_requires_both_sizes_by_keyword():
+    with pytest.raises(TypeError):
+        pv.by_scale(1, 2)
+    with pytest.raises(TypeError):
+        pv.by_scale(quick=1)
+
+
+def test_generator_same_seed_same_draws():
+    a = torch.randn(1000, generator=pv.generator(7, "cpu"), dtype=torch.float64, device="cpu")
+    b = torch.randn(1000, generator=pv.generator(7, "cpu"), dtype=torch.float64, device="cpu")
+    assert torch.equal(a, b)
+
+
+def test_generator_different_seeds_differ():
+    a = torch.randn(1000, generator=pv.generator(7, "cpu"), dtype=torch.float64, device="cpu")
+    b = torch.randn(1000, generator=pv.generator(8, "cpu"), dtype=torch.float64, device="cpu")
+    # Independent continuous draws coincide with probability zero.
+    assert not torch.isin(a, b).any()
+
+
+def test_generator_does_not_touch_global_state():
+    before = torch.get_rng_state()
+    torch.randn(10, generator=pv.generator(3, "cpu"), device="cpu")
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_generator_device():
+    assert pv.generator(0, "cpu").device == torch.device("cpu")
+    assert pv.generator(0, torch.device("cpu")).device == torch.device("cpu")
+    assert pv.generator(0).device.type == pv.default_device().type
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**32, 2**63, 2**64 - 1])
+def test_generator_accepts_seeds(seed):
+    assert pv.generator(seed, "cpu").initial_seed() == seed
+
+
+@pytest.mark.parametrize("seed, error", cases(
+    ("negative", -1, ValueError),
+    ("bool", True, TypeError),
+    ("float", 1.0, TypeError),
+    ("str", "0", TypeError),
+    ("None", None, TypeError),
+    ("2**64", 2**64, ValueError),    # beyond the 64-bit seed range of a torch.Generator
+))
+def test_generator_bad_seed_names_seed(seed, error):
+    with pytest.raises(error, match="seed"):
+        pv.generator(seed, "cpu")
+
+
+def test_resolve_defaults_and_checks_dtype():
+    assert runtime.resolve() == (pv.default_device(), torch.float32)
+    assert runtime.resolve("cpu", torch.float64) == (torch.device("cpu"), torch.float64)
+    with pytest.raises(TypeError, match="dtype"):
+        runtime.resolve("cpu", torch.int64)
+
+
+def test_setup_prints_and_returns_the_run_record(monkeypatch, capsys):
+    monkeypatch.setenv("PAVLOV_SCALE", "quick")
+    info = pv.setup()
+    assert info == {"pavlov": pv.__version__, "device": str(pv.default_device()), "scale": "quick",
+                    "torch": torch.__version__, "python": platform.python_version()}
+    out = capsys.readouterr().out
+    for key, value in info.items():
+        assert f"{key}: {value}" in out
