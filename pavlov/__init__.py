@@ -10,8 +10,8 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 __version__ = "0.1.0"
 
 from . import attention, claims, conditioning, maps, stats, stimuli, theory, timing  # noqa: E402
-from .runtime import by_scale, default_device, generator, scale, setup  # noqa: E402
+from .runtime import by_scale, default_device, generator, run_info, scale, setup  # noqa: E402
 from .stimuli import random_stimuli  # noqa: E402
 
 __all__ = ["attention", "by_scale", "claims", "conditioning", "default_device", "generator", "maps",
-           "random_stimuli", "scale", "setup", "stats", "stimuli", "theory", "timing"]
+           "random_stimuli", "run_info", "scale", "setup", "stats", "stimuli", "theory", "timing"]

@@ -168,16 +168,18 @@ def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
 class ClaimTable:
     """A table of claims that renders as HTML in notebooks and as text elsewhere."""
 
-    columns = ("claim", "statement", "measured", "predicted", "tolerance", "source", "status")
+    columns = ("claim", "statement", "measured", "predicted", "required", "source", "status")
 
     def __init__(self, rows: list[dict]):
         self.rows = rows
 
     def _cells(self, r: dict) -> tuple[str, ...]:
-        rel = {"close": "±", "at_most": "≤ +", "at_least": "≥ −"}[r["relation"]]
+        required = {"close": f"within ±{r['tolerance']:.2g}",
+                    "at_most": f"≤ {r['predicted'] + r['tolerance']:.3g}",
+                    "at_least": f"≥ {r['predicted'] - r['tolerance']:.3g}"}[r["relation"]]
         status = "✓ holds" if r["passed"] else "✗ fails"
-        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}",
-                f"{rel}{r['tolerance']:.2g}", r["source"], status)
+        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required,
+                r["source"], status)
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.columns)

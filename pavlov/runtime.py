@@ -71,19 +71,19 @@ def resolve(device=None, dtype=None) -> tuple[torch.device, torch.dtype]:
     return device, dtype
 
 
-def setup() -> dict:
-    """Print and return the package version, device, scale and software versions.
-
-    Every chapter calls this in its first code cell, so each run records where it ran.
-    """
+def run_info() -> dict:
+    """The package version, device, scale and software versions of this run."""
     from . import __version__
 
-    info = {
+    return {
         "pavlov": __version__,
         "device": str(default_device()),
         "scale": scale(),
         "torch": torch.__version__,
         "python": platform.python_version(),
     }
-    print("  ".join(f"{k}: {v}" for k, v in info.items()))
-    return info
+
+
+def setup() -> None:
+    """Print :func:`run_info` on one line; every chapter calls this in its first code cell."""
+    print("  ".join(f"{k}: {v}" for k, v in run_info().items()))

@@ -188,7 +188,7 @@ def test_table_renders_html_and_text():
     assert "&lt;b&gt;bold&lt;/b&gt; claim &amp; more." in html_text and "<b>" not in html_text
     assert "✓ holds" in html_text and "✗ fails" in html_text
     text = repr(t)
-    assert "ch96.render" in text and "1.02" in text and "≤ +1" in text
+    assert "ch96.render" in text and "1.02" in text and "within ±0.05" in text and "≤ 2" in text
     assert repr(ClaimTable([])) == "(no claims)"
 
 
