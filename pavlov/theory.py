@@ -196,3 +196,66 @@ def rounding_bound(depth: int, precision="float64") -> float:
     name = str(precision).removeprefix("torch.")
     _validate.option("precision", name, tuple(UNIT_ROUNDOFF))
     return depth * UNIT_ROUNDOFF[name]
+
+
+# --- Chapter 3: capacity of the stores (mean ISR and capacity; chapter 4 registers more stores) ---
+
+KEY_ENSEMBLES = ("sphere", "gaussian")
+
+
+def _isr_hebbian(d_key: int, n_memories: int, keys: str) -> float:
+    r"""Mean ISR of the Hebbian store, exact: :math:`(n - 1)/d` (sphere) and :math:`(n - 1)/(d - 2)` (Gaussian).
+
+    Values are independent unit vectors, so the interference's cross terms average out and
+    :math:`\mathbb E\, \mathrm{ISR}_j = \mathbb E \sum_{i \ne j} (k_i \cdot k_j)^2 / (k_j \cdot k_j)^2`.
+    On the sphere each overlap has second moment :math:`1/d`. For Gaussian keys, given :math:`k_j`,
+    :math:`k_i \cdot k_j \sim \mathcal N(0, \lVert k_j \rVert^2 / d)`, and
+    :math:`\mathbb E\, 1/\lVert k_j \rVert^2 = d / (d - 2)` (inverse chi-square), which needs :math:`d > 2`.
+    """
+    if keys == "sphere":
+        return (n_memories - 1) / d_key
+    if d_key <= 2:
+        return math.inf
+    return (n_memories - 1) / (d_key - 2)
+
+
+ISR_FORMULAS = {"hebbian": _isr_hebbian}
+
+
+def isr(store: str, d_key: int, n_memories: int, *, keys: str = "sphere") -> float:
+    """The closed-form mean ISR of ``store`` holding ``n_memories`` random memories, queried by a stored key.
+
+    Exact for keys uniform on the unit sphere (``keys="sphere"``) and for Gaussian keys with entries
+    ``N(0, 1/d_key)`` (``keys="gaussian"``), with values independent and uniform on the unit sphere.
+
+    >>> isr("hebbian", 64, 65)
+    1.0
+    """
+    _validate.option("store", store, tuple(ISR_FORMULAS))
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    _validate.option("keys", keys, KEY_ENSEMBLES)
+    return ISR_FORMULAS[store](d_key, n_memories, keys)
+
+
+def capacity(store: str, d_key: int, *, threshold: float = 1.0, keys: str = "sphere") -> int:
+    """The largest number of memories whose mean ISR stays at or below ``threshold`` (0 if none does).
+
+    Found by bisection on :func:`isr`, which grows with the number of memories for every store.
+
+    >>> capacity("hebbian", 64)          # (n - 1) / 64 <= 1
+    65
+    """
+    _validate.option("store", store, tuple(ISR_FORMULAS))
+    d_key = _validate.positive_int("d_key", d_key)
+    threshold = _validate.finite_float("threshold", threshold, positive=True)
+    _validate.option("keys", keys, KEY_ENSEMBLES)
+    if isr(store, d_key, 1, keys=keys) > threshold:
+        return 0
+    low, high = 1, 2
+    while isr(store, d_key, high, keys=keys) <= threshold:   # bracket: isr(low) <= threshold < isr(high)
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if isr(store, d_key, middle, keys=keys) <= threshold else (low, middle)
+    return low
