@@ -19,11 +19,27 @@ interference-to-signal ratio (ISR),
 A store is a class with ``__init__(keys, values, **params)`` and
 ``read(queries, targets) -> (retrieved [..., m, d_v], target_weight [..., m])``, registered in
 :data:`STORES` under its name; :func:`build` makes one and :func:`measure_isr` measures it.
+
+The stores differ in their weights :math:`w_i(q)`:
+
+* ``"hebbian"``: :math:`k_i \cdot q`; ``"least_squares"``: :math:`a_i \cdot q` with the dual keys
+  :math:`a_i`, the columns of the pseudo-inverse :math:`K^+` (the keys, whitened). Both read through one
+  matrix, as a linear layer does.
+* ``"relu"``, ``"relu2"`` and ``"polynomial"`` (``degree`` :math:`p`): :math:`\max(0, k_i \cdot q)`, its
+  square, and :math:`(k_i \cdot q)^p`: an MLP whose first layer holds the keys and second the values.
+* ``"softmax"`` (``beta``, default :math:`\sqrt{d_k}`): :math:`e^{\beta k_i \cdot q} / \sum_l e^{\beta k_l \cdot q}`,
+  attention over the stored memories.
+
+The kernel stores (:class:`KernelStore`) never form the ``[..., m, n]`` matrix of weights: they stream
+over chunks of memories, the softmax store with a running log-sum-exp, so they need the memory of the
+keys and values plus a buffer of at most :data:`CHUNK_ELEMENTS` entries, however many memories they hold.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import torch
@@ -62,6 +78,8 @@ class HebbianStore:
 
     The weights are the overlaps :math:`w_i(q) = k_i \cdot q`. Reading goes through the matrix ``W``
     ``[..., d_k, d_v]``, as a linear layer would; the target's weight is its overlap with the query.
+    A linear store in general writes :math:`W = \sum_i v_i^\top a_i` with *dual keys* :math:`a_i`
+    (:meth:`dual_keys`) and weighs memory :math:`i` by :math:`a_i \cdot q`; Hebbian writing has :math:`a_i = k_i`.
 
     >>> keys = values = torch.eye(3, dtype=torch.float64)
     >>> HebbianStore(keys, values).read(keys, torch.arange(3))[1]
@@ -73,17 +91,230 @@ class HebbianStore:
     def __init__(self, keys: torch.Tensor, values: torch.Tensor):
         _check_memories(keys, values)
         self.keys, self.values = keys, values
-        self.matrix = keys.transpose(-1, -2) @ values                    # W = K^T V, (..., d_k, d_v)
+        self.duals = self.dual_keys(keys)                                 # (..., n, d_k)
+        self.matrix = self.duals.transpose(-1, -2) @ values               # W = A^T V, (..., d_k, d_v)
+
+    @staticmethod
+    def dual_keys(keys: torch.Tensor) -> torch.Tensor:
+        r"""The vectors :math:`a_i` ``[..., n, d_k]`` that weigh the memories, :math:`w_i(q) = a_i \cdot q`: the keys."""
+        return keys
 
     def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
         _check_read(self, queries, targets)
         retrieved = queries @ self.matrix                                 # (..., m, d_v)
+        target_duals = torch.take_along_dim(self.duals, targets.unsqueeze(-1), dim=-2)   # (..., m, d_k)
+        return retrieved, (queries * target_duals).sum(-1)
+
+
+class LeastSquaresStore(HebbianStore):
+    r"""The optimal linear store :math:`W = K^+ V`, which minimises :math:`\lVert K W - V \rVert`, read as :math:`r = q W`.
+
+    The dual keys :math:`a_i` are the columns of the pseudo-inverse :math:`K^+` ``[d_k, n]`` of the keys
+    ``[..., n, d_k]``: the keys whitened, since :math:`a_i \cdot k_j = P_{ji}` with :math:`P = K K^+` the
+    projection onto the span of the keys' columns (the hat matrix). For :math:`n \le d_k` independent
+    keys :math:`P = I`, and every stored key retrieves its value exactly; beyond, the stored key
+    :math:`k_j` weighs memory :math:`i` by :math:`P_{ij}`.
+
+    >>> keys = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)   # not orthogonal
+    >>> retrieved, weight = LeastSquaresStore(keys, torch.eye(2, dtype=torch.float64)).read(keys, torch.arange(2))
+    >>> torch.allclose(retrieved, torch.eye(2, dtype=torch.float64)), torch.allclose(weight, torch.ones(2, dtype=torch.float64))
+    (True, True)
+    """
+
+    name = "least_squares"
+
+    @staticmethod
+    def dual_keys(keys: torch.Tensor) -> torch.Tensor:
+        """The columns of :math:`K^+` as rows, ``[..., n, d_k]`` (computed in at least float32, as ``pinv`` needs)."""
+        work = torch.promote_types(keys.dtype, torch.float32)
+        return torch.linalg.pinv(keys.to(work)).transpose(-1, -2).to(keys.dtype)
+
+
+CHUNK_ELEMENTS = 2**22
+"""Entries of a kernel store's largest streaming buffer ``[..., m, chunk]`` by default (16 MiB in float32)."""
+
+
+def chunk_length(n_memories: int, rows: int, chunk_size: int | None = None) -> int:
+    """Memories per chunk when ``rows`` queries (all batches together) stream over ``n_memories``.
+
+    ``chunk_size`` if given, else as many as keep the ``rows x chunk`` buffer within
+    :data:`CHUNK_ELEMENTS` entries; at least one and at most ``n_memories``.
+
+    >>> chunk_length(2**20, 128)
+    32768
+    """
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    rows = _validate.positive_int("rows", rows)
+    chunk = CHUNK_ELEMENTS // rows if chunk_size is None else _validate.positive_int("chunk_size", chunk_size)
+    return max(1, min(n_memories, chunk))
+
+
+def _streamed_argmax(chunks: Iterable[tuple[int, torch.Tensor]]) -> torch.Tensor:
+    """The index of the largest score over all chunks ``(start, scores [..., m, chunk])`` of consecutive memories."""
+    best = best_index = None
+    for start, scores in chunks:
+        top, index = scores.max(dim=-1)
+        if best is None:
+            best, best_index = top, index + start
+        else:   # strictly better only: ties keep the earlier memory, as a dense argmax does
+            better = top > best
+            best, best_index = torch.where(better, top, best), torch.where(better, index + start, best_index)
+    return best_index
+
+
+class KernelStore:
+    r"""A store whose weights are a kernel of the overlaps, :math:`w_i(q) = \kappa(k_i \cdot q)`, read in chunks.
+
+    The retrieval :math:`r(q) = \sum_i \kappa(k_i \cdot q)\, v_i = \kappa(q K^\top)\, V` is an MLP with one
+    hidden layer of :math:`n` units, the keys ``[..., n, d_k]`` as its first layer and the values
+    ``[..., n, d_v]`` as its second. Reading streams over chunks of memories (:func:`chunk_length`, with
+    ``chunk_size`` or the default buffer), so the ``[..., m, n]`` weights never exist at once;
+    ``buffer_elements`` records the entries of the last read's overlap buffer. Subclasses define :meth:`kernel`.
+    """
+
+    name = "kernel"
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, chunk_size: int | None = None):
+        _check_memories(keys, values)
+        self.keys, self.values = keys, values
+        self.chunk_size = None if chunk_size is None else _validate.positive_int("chunk_size", chunk_size)
+        self.buffer_elements = 0
+
+    def kernel(self, overlaps: torch.Tensor) -> torch.Tensor:
+        r"""The weights :math:`\kappa(c)` of the overlaps :math:`c` (any shape)."""
+        raise NotImplementedError
+
+    def _order(self, overlaps: torch.Tensor) -> torch.Tensor:
+        """Scores in the order of the weights of ``overlaps``, for :meth:`strongest`: the weights themselves."""
+        return self.kernel(overlaps)
+
+    def _chunks(self, queries: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+        """``(start, keys [..., chunk, d_k], values [..., chunk, d_v])`` for consecutive chunks of memories.
+
+        Yields views, not buffers: the caller makes each chunk's ``[..., m, chunk]`` overlaps and weights,
+        which are freed as the next chunk's are made, so a read holds a few such buffers at most.
+        """
+        n = self.keys.shape[-2]
+        rows = torch.broadcast_shapes(self.keys.shape[:-2], queries.shape[:-2]).numel() * queries.shape[-2]
+        chunk = chunk_length(n, rows, self.chunk_size)
+        self.buffer_elements = rows * chunk
+        for start in range(0, n, chunk):
+            yield start, self.keys[..., start:start + chunk, :], self.values[..., start:start + chunk, :]
+
+    def _target_overlaps(self, queries: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         target_keys = torch.take_along_dim(self.keys, targets.unsqueeze(-1), dim=-2)   # (..., m, d_k)
-        return retrieved, (queries * target_keys).sum(-1)
+        return (queries * target_keys).sum(-1)
+
+    def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
+        _check_read(self, queries, targets)
+        retrieved = 0
+        for _, keys, values in self._chunks(queries):
+            retrieved = retrieved + self.kernel(queries @ keys.transpose(-1, -2)) @ values   # (..., m, d_v)
+        return retrieved, self.kernel(self._target_overlaps(queries, targets))
+
+    def strongest(self, queries: torch.Tensor) -> torch.Tensor:
+        """The index ``[..., m]`` of the memory that each of ``queries`` ``[..., m, d_k]`` weighs most (the first, on ties)."""
+        _check_read(self, queries, torch.zeros(queries.shape[:-1], dtype=torch.long, device=queries.device))
+        return _streamed_argmax((start, self._order(queries @ keys.transpose(-1, -2)))
+                                for start, keys, _ in self._chunks(queries))
 
 
-STORES: dict[str, type] = {"hebbian": HebbianStore}
+class ReluStore(KernelStore):
+    r"""The ReLU MLP store, :math:`w_i(q) = \max(0, k_i \cdot q)`: ``Linear(keys) -> ReLU -> Linear(values)``.
+
+    >>> keys = values = torch.eye(2, dtype=torch.float64)
+    >>> ReluStore(keys, values).read(-keys, torch.arange(2))[0]     # negative overlaps are cut
+    tensor([[0., 0.],
+            [0., 0.]], dtype=torch.float64)
+    """
+
+    name = "relu"
+
+    def kernel(self, overlaps: torch.Tensor) -> torch.Tensor:
+        return torch.relu(overlaps)
+
+
+class SquaredReluStore(KernelStore):
+    r"""The squared-ReLU store, :math:`w_i(q) = \max(0, k_i \cdot q)^2`: a GLU whose gate and input share the keys.
+
+    :math:`\mathrm{ReLU}(c)\, c = \max(0, c)^2`, so a ReGLU layer :math:`(\mathrm{ReLU}(q W_1) \odot q W_3) W_2`
+    with :math:`W_1 = W_3 = K^\top` and :math:`W_2 = V` is this store.
+    """
+
+    name = "relu2"
+
+    def kernel(self, overlaps: torch.Tensor) -> torch.Tensor:
+        return torch.relu(overlaps).square_()      # in place: one buffer fewer
+
+
+class PolynomialStore(KernelStore):
+    r"""The polynomial-kernel store, :math:`w_i(q) = (k_i \cdot q)^p` with ``degree`` :math:`p \ge 1` (dense associative memory).
+
+    Degree 1 is the Hebbian store, read memory by memory instead of through :math:`W`.
+    """
+
+    name = "polynomial"
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, degree: int, chunk_size: int | None = None):
+        super().__init__(keys, values, chunk_size=chunk_size)
+        self.degree = _validate.positive_int("degree", degree)
+
+    def kernel(self, overlaps: torch.Tensor) -> torch.Tensor:
+        return overlaps.pow(self.degree)
+
+
+class SoftmaxStore(KernelStore):
+    r"""The softmax store (attention over the memories), :math:`w_i(q) = e^{\beta k_i \cdot q} / \sum_l e^{\beta k_l \cdot q}`.
+
+    ``beta`` > 0 is the inverse temperature (default :math:`\sqrt{d_k}`, attention's :math:`1/\sqrt{d_k}` on
+    unscaled logits of unit-variance entries). Reading streams over chunks with a running log-sum-exp:
+    with :math:`\mu` the largest logit so far, it keeps :math:`Z = \sum_i e^{\beta c_i - \mu}` and
+    :math:`R = \sum_i e^{\beta c_i - \mu} v_i`, rescaling both by :math:`e^{\mu - \mu'}` when a chunk raises
+    :math:`\mu` to :math:`\mu'`, and returns :math:`R / Z`: no exponential overflows, whatever ``beta``.
+
+    >>> keys = values = torch.eye(2, dtype=torch.float64)
+    >>> SoftmaxStore(keys, values, beta=math.log(3.0)).read(keys, torch.arange(2))[1]     # 3 / (3 + 1)
+    tensor([0.7500, 0.7500], dtype=torch.float64)
+    """
+
+    name = "softmax"
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, beta: float | None = None,
+                 chunk_size: int | None = None):
+        super().__init__(keys, values, chunk_size=chunk_size)
+        self.beta = math.sqrt(keys.shape[-1]) if beta is None else _validate.finite_float("beta", beta, positive=True)
+
+    def kernel(self, overlaps: torch.Tensor) -> torch.Tensor:
+        r"""The unnormalised weights :math:`e^{\beta c}` (they overflow for large :math:`\beta c`; reading never forms them)."""
+        return torch.exp(self.beta * overlaps)
+
+    def _order(self, overlaps: torch.Tensor) -> torch.Tensor:
+        return overlaps      # exp is increasing: the overlaps order the weights, and cannot overflow
+
+    def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
+        _check_read(self, queries, targets)
+        top = total = retrieved = None
+        for _, keys, values in self._chunks(queries):
+            logits = (queries @ keys.transpose(-1, -2)).mul_(self.beta)        # (..., m, chunk)
+            chunk_top = logits.amax(-1)
+            new_top = chunk_top if top is None else torch.maximum(top, chunk_top)
+            weights = logits.sub_(new_top.unsqueeze(-1)).exp_()                # e^(beta c - mu') <= 1
+            if top is None:
+                total, retrieved = weights.sum(-1), weights @ values
+            else:                                                              # earlier chunks: from mu to mu'
+                rescale = torch.exp(top - new_top)
+                total = total * rescale + weights.sum(-1)
+                retrieved = retrieved * rescale.unsqueeze(-1) + weights @ values
+            top = new_top
+        target_weight = torch.exp(self.beta * self._target_overlaps(queries, targets) - top) / total
+        return retrieved / total.unsqueeze(-1), target_weight
+
+
+STORES: dict[str, type] = {store.name: store for store in (HebbianStore, LeastSquaresStore, ReluStore,
+                                                           SquaredReluStore, PolynomialStore, SoftmaxStore)}
 
 
 def build(store: str, keys: torch.Tensor, values: torch.Tensor, **params):
@@ -113,18 +344,53 @@ class IsrMeasurement(NamedTuple):
         return self.correct.float().mean().item()
 
 
-def _nearest_is_target(retrieved: torch.Tensor, values: torch.Tensor, targets: torch.Tensor,
-                       chunk: int = 4096) -> torch.Tensor:
+def _nearest_is_target(retrieved: torch.Tensor, values: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Whether each retrieval's largest inner product over all values is with its target, streamed over memories."""
-    best = torch.full(retrieved.shape[:-1], float("-inf"), device=retrieved.device, dtype=retrieved.dtype)
-    best_index = torch.zeros(retrieved.shape[:-1], device=retrieved.device, dtype=torch.long)
-    for start in range(0, values.shape[-2], chunk):
-        scores = retrieved @ values[..., start:start + chunk, :].transpose(-1, -2)   # (..., m, chunk)
-        top, index = scores.max(dim=-1)
-        better = top > best
-        best = torch.where(better, top, best)
-        best_index = torch.where(better, index + start, best_index)
-    return best_index == targets
+    n = values.shape[-2]
+    chunk = chunk_length(n, retrieved.shape[:-1].numel())      # the buffer of a kernel store's read, no more
+    return _streamed_argmax((start, retrieved @ values[..., start:start + chunk, :].transpose(-1, -2))
+                            for start in range(0, n, chunk)) == targets
+
+
+def random_memories(trials: int, n_memories: int, d_key: int, *, d_value: int | None = None, keys: str = "sphere",
+                    seed: int, device=None, dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The memories :func:`measure_isr` draws: keys ``[trials, n, d_key]`` and values ``[trials, n, d_value]``.
+
+    Keys from the ensemble ``keys`` (``"sphere"`` or ``"gaussian"``), values uniform on the unit sphere
+    in ``d_value`` dimensions (default ``d_key``), all from one generator seeded with ``seed``.
+
+    >>> keys, values = random_memories(2, 100, 64, seed=0, device="cpu")
+    """
+    trials, n_memories, d_key = (_validate.positive_int(name, x) for name, x in
+                                 (("trials", trials), ("n_memories", n_memories), ("d_key", d_key)))
+    _validate.option("keys", keys, KINDS)
+    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
+    device, dtype = resolve(device, dtype)
+    gen = generator(seed, device)
+    key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=gen, device=device, dtype=dtype)
+    return key_set, random_stimuli(trials, n_memories, d_value, generator=gen, device=device, dtype=dtype)
+
+
+def interference_to_signal(memory, n_queries: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Query a built store with its first ``n_queries`` stored keys (default: all): each query's ISR and decoding.
+
+    Returns ``(isr [..., m], correct [..., m])``: the ISR of every query, with the signal :math:`w_j v_j`
+    from the weight the store gives the target, and whether each retrieval is nearest (largest inner
+    product) to its own value among all stored values.
+
+    >>> keys, values = random_memories(2, 10, 64, seed=0, device="cpu")
+    >>> isr, correct = interference_to_signal(build("hebbian", keys, values), 4)     # isr: [2, 4]
+    """
+    n_memories = memory.keys.shape[-2]
+    n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
+    if n_queries > n_memories:
+        raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
+    queries, stored = memory.keys[..., :n_queries, :], memory.values[..., :n_queries, :]
+    targets = torch.arange(n_queries, device=queries.device).expand(queries.shape[:-1])   # (..., m)
+    retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
+    signal = weight.unsqueeze(-1) * stored                             # w_j v_j
+    isr = (retrieved - signal).pow(2).sum(-1) / signal.pow(2).sum(-1)  # (..., m)
+    return isr, _nearest_is_target(retrieved, memory.values, targets)
 
 
 def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: str = "sphere",
@@ -134,8 +400,9 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
 
     Each trial draws ``n_memories`` keys (``keys="sphere"``: uniform unit vectors; ``"gaussian"``:
     entries ``N(0, 1/d_key)``) and as many values uniform on the unit sphere in ``d_value``
-    dimensions (default ``d_key``), writes them into the store, and queries it with the first
-    ``n_queries`` stored keys (default: all; the keys are i.i.d., so these are a random sample).
+    dimensions (default ``d_key``) (:func:`random_memories`), writes them into the store, and queries
+    it with the first ``n_queries`` stored keys (default: all; the keys are i.i.d., so these are a
+    random sample) (:func:`interference_to_signal`).
 
     Args:
         store: a name from :data:`STORES`.
@@ -143,7 +410,8 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
         keys: the key ensemble, ``"sphere"`` or ``"gaussian"``.
         seed: seeds the draws (default: a fresh random seed, returned in the result).
         device, dtype: where and in what precision (default: the package device, float32).
-        params: passed to the store (e.g. ``beta`` for a softmax store).
+        params: passed to the store (e.g. ``beta`` for a softmax store, ``degree`` for a polynomial
+            one, ``chunk_size`` for any kernel store).
 
     Returns:
         An :class:`IsrMeasurement`.
@@ -160,18 +428,58 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
-    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     if seed is None:
         seed = int.from_bytes(os.urandom(4), "little")
-    device, dtype = resolve(device, dtype)
-    gen = generator(seed, device)
-    key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=gen, device=device, dtype=dtype)
-    value_set = random_stimuli(trials, n_memories, d_value, generator=gen, device=device, dtype=dtype)
-    memory = build(store, key_set, value_set, **params)
-    targets = torch.arange(n_queries, device=device).expand(trials, n_queries)          # (trials, m)
-    retrieved, weight = memory.read(key_set[:, :n_queries], targets)                   # (trials, m, d_v), (trials, m)
-    signal = weight.unsqueeze(-1) * value_set[:, :n_queries]                           # w_j v_j
-    isr = (retrieved - signal).pow(2).sum(-1) / signal.pow(2).sum(-1)                 # (trials, m)
+    key_set, value_set = random_memories(trials, n_memories, d_key, d_value=d_value, keys=keys, seed=seed,
+                                         device=device, dtype=dtype)
+    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), n_queries)
     mean, se = mean_and_se(isr.mean(-1))                                                # over trials
-    correct = _nearest_is_target(retrieved, value_set, targets)
     return IsrMeasurement(mean.item(), se.item(), isr, correct, seed)
+
+
+class CapacityMeasurement(NamedTuple):
+    """The result of :func:`measure_capacity`: the capacity and its standard error, and the two measurements it interpolates."""
+
+    capacity: float
+    se: float
+    below: IsrMeasurement
+    above: IsrMeasurement
+    n_memories: tuple[int, int]
+
+
+def measure_capacity(store: str, d_key: int, *, around: float, trials: int, threshold: float = 1.0,
+                     spread: float = 1.25, seed: int = 0, n_queries: int | None = None,
+                     **options) -> CapacityMeasurement:
+    r"""Measure the number of memories at which a store's mean ISR reaches ``threshold``.
+
+    Measures the ISR (:func:`measure_isr`, with ``options``) at :math:`n_1 = \text{around}/\text{spread}` and
+    :math:`n_2 = \text{around} \cdot \text{spread}` memories, which should bracket the crossing, and
+    interpolates linearly in :math:`n` (every store's mean ISR is linear in :math:`n` beyond :math:`d_k`):
+
+    .. math:: n^* = n_1 + (\varepsilon - I_1)\, \frac{n_2 - n_1}{I_2 - I_1},
+
+    with a standard error propagated from those of :math:`I_1` and :math:`I_2` (independent draws,
+    seeds ``seed`` and ``seed + 1``). Each size is queried with at most ``n_queries`` of its keys.
+
+    >>> c = measure_capacity("relu", 32, around=65, trials=50, device="cpu")   # c.capacity ~ 2 d + 1
+    """
+    around = _validate.finite_float("around", around, positive=True)
+    spread = _validate.finite_float("spread", spread, positive=True)
+    if spread <= 1:
+        raise ValueError(f"spread must exceed 1 (the two sizes must differ), got {spread}")
+    threshold = _validate.finite_float("threshold", threshold, positive=True)
+    n1, n2 = max(2, round(around / spread)), max(3, round(around * spread))
+    if n_queries is not None:
+        n_queries = _validate.positive_int("n_queries", n_queries)
+    below, above = (measure_isr(store, d_key, n, trials=trials, seed=seed + i,
+                                n_queries=None if n_queries is None else min(n, n_queries), **options)
+                    for i, n in enumerate((n1, n2)))
+    rise = above.mean - below.mean
+    if not rise > 0:
+        raise ValueError(f"the ISR did not grow from n = {n1} to n = {n2} ({below.mean:.3g} to {above.mean:.3g}); "
+                         f"measure with more trials or a larger spread")
+    n_star = n1 + (threshold - below.mean) * (n2 - n1) / rise
+    d_below = (n2 - n1) * (threshold - above.mean) / rise**2      # dn*/dI_1
+    d_above = -(n2 - n1) * (threshold - below.mean) / rise**2     # dn*/dI_2
+    se = math.hypot(d_below * below.se, d_above * above.se)
+    return CapacityMeasurement(n_star, se, below, above, (n1, n2))

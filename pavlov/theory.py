@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from . import _validate
 
 
@@ -211,7 +213,10 @@ def _isr_hebbian(d_key: int, n_memories: int, keys: str) -> float:
     On the sphere each overlap has second moment :math:`1/d`. For Gaussian keys, given :math:`k_j`,
     :math:`k_i \cdot k_j \sim \mathcal N(0, \lVert k_j \rVert^2 / d)`, and
     :math:`\mathbb E\, 1/\lVert k_j \rVert^2 = d / (d - 2)` (inverse chi-square), which needs :math:`d > 2`.
+    A single memory has no interference at all, whatever :math:`d`.
     """
+    if n_memories == 1:
+        return 0.0
     if keys == "sphere":
         return (n_memories - 1) / d_key
     if d_key <= 2:
@@ -219,29 +224,86 @@ def _isr_hebbian(d_key: int, n_memories: int, keys: str) -> float:
     return (n_memories - 1) / (d_key - 2)
 
 
+def _isr_variance_hebbian(d_key: int, n_memories: int, keys: str) -> float:
+    r"""Variance of one query's ISR in the Hebbian store, exact, for values uniform on the unit sphere in ``d_key`` dimensions.
+
+    With :math:`m = n - 1` key overlaps :math:`c_i = k_i \cdot k_j` and value overlaps :math:`g_{il} = v_i \cdot v_l`
+    (:math:`g_{ii} = 1`, :math:`\mathbb E g_{il}^2 = 1/d`), :math:`\mathrm{ISR}_j = \sum_{i, l \ne j} c_i c_l g_{il} / \lVert k_j \rVert^4`.
+    On the sphere the :math:`c_i` are i.i.d. with :math:`\mathbb E c^2 = 1/d`, :math:`\mathbb E c^4 = 3/(d(d+2))`, so
+
+    .. math:: \mathrm{Var} = \frac{2m(d-1)}{d^2(d+2)} + \frac{2m(m-1)}{d^3} .
+
+    For Gaussian keys :math:`\mathrm{ISR}_j = z^\top G z / \chi^2_d` with :math:`z` standard normal, so
+    :math:`\mathbb E\, \mathrm{ISR}^2 = (m^2 + 2m + 2m(m-1)/d) / ((d-2)(d-4))`, which needs :math:`d > 4`.
+    """
+    m = n_memories - 1
+    if m == 0:
+        return 0.0
+    if keys == "sphere":
+        return 2 * m * (d_key - 1) / (d_key**2 * (d_key + 2)) + 2 * m * (m - 1) / d_key**3
+    if d_key <= 4:
+        return math.inf
+    second_moment = (m * m + 2 * m + 2 * m * (m - 1) / d_key) / ((d_key - 2) * (d_key - 4))
+    return second_moment - _isr_hebbian(d_key, n_memories, keys) ** 2
+
+
 ISR_FORMULAS = {"hebbian": _isr_hebbian}
+ISR_VARIANCES = {"hebbian": _isr_variance_hebbian}
 
 
-def isr(store: str, d_key: int, n_memories: int, *, keys: str = "sphere") -> float:
+def _store_arguments(store: str, registry: dict, d_key, n_memories, keys: str) -> tuple[int, int]:
+    _validate.option("store", store, tuple(registry))
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    _validate.option("keys", keys, KEY_ENSEMBLES)
+    return d_key, n_memories
+
+
+def _largest(holds, limit: int = 2**62) -> int:
+    """The largest ``n >= 1`` with ``holds(n)``, for a predicate true up to some ``n`` and false beyond (0 if none)."""
+    if not holds(1):
+        return 0
+    low, high = 1, 2
+    while holds(high):                  # bracket: holds(low) and not holds(high)
+        if high >= limit:               # e.g. an upper bound that never falls below 1 - delta
+            raise ValueError(f"the condition holds for every n up to {limit}: no largest n")
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if holds(middle) else (low, middle)
+    return low
+
+
+def isr(store: str, d_key: int, n_memories: int, *, keys: str = "sphere", **params) -> float:
     """The closed-form mean ISR of ``store`` holding ``n_memories`` random memories, queried by a stored key.
 
     Exact for keys uniform on the unit sphere (``keys="sphere"``) and for Gaussian keys with entries
     ``N(0, 1/d_key)`` (``keys="gaussian"``), with values independent and uniform on the unit sphere.
+    ``params`` go to the store's formula (``beta``, ``degree``); each formula's docstring says where it is exact.
 
     >>> isr("hebbian", 64, 65)
     1.0
     """
-    _validate.option("store", store, tuple(ISR_FORMULAS))
-    d_key = _validate.positive_int("d_key", d_key)
-    n_memories = _validate.positive_int("n_memories", n_memories)
-    _validate.option("keys", keys, KEY_ENSEMBLES)
-    return ISR_FORMULAS[store](d_key, n_memories, keys)
+    d_key, n_memories = _store_arguments(store, ISR_FORMULAS, d_key, n_memories, keys)
+    return ISR_FORMULAS[store](d_key, n_memories, keys, **params)
 
 
-def capacity(store: str, d_key: int, *, threshold: float = 1.0, keys: str = "sphere") -> int:
+def isr_variance(store: str, d_key: int, n_memories: int, *, keys: str = "sphere") -> float:
+    """The closed-form variance of one query's ISR, for the ensembles of :func:`isr` and values of dimension ``d_key``.
+
+    >>> isr_variance("hebbian", 64, 1)     # one memory: no interference
+    0.0
+    """
+    d_key, n_memories = _store_arguments(store, ISR_VARIANCES, d_key, n_memories, keys)
+    return ISR_VARIANCES[store](d_key, n_memories, keys)
+
+
+def capacity(store: str, d_key: int, *, threshold: float = 1.0, keys: str = "sphere", **params) -> int:
     """The largest number of memories whose mean ISR stays at or below ``threshold`` (0 if none does).
 
-    Found by bisection on :func:`isr`, which grows with the number of memories for every store.
+    Found by bisection on :func:`isr`, which grows with the number of memories for every store. For
+    the Hebbian store on the sphere this is :math:`\\lfloor 1 + d / \\gamma \\rfloor` at
+    ``threshold`` :math:`= 1/\\gamma`, the source's average-case form :math:`n < 1 + d_k/\\gamma`.
 
     >>> capacity("hebbian", 64)          # (n - 1) / 64 <= 1
     65
@@ -250,12 +312,444 @@ def capacity(store: str, d_key: int, *, threshold: float = 1.0, keys: str = "sph
     d_key = _validate.positive_int("d_key", d_key)
     threshold = _validate.finite_float("threshold", threshold, positive=True)
     _validate.option("keys", keys, KEY_ENSEMBLES)
-    if isr(store, d_key, 1, keys=keys) > threshold:
-        return 0
-    low, high = 1, 2
-    while isr(store, d_key, high, keys=keys) <= threshold:   # bracket: isr(low) <= threshold < isr(high)
+    return _largest(lambda n: isr(store, d_key, n, keys=keys, **params) <= threshold)
+
+
+WORST_CASE_METHODS = ("markov", "cantelli", "paley_zygmund", "gamma")
+
+
+def all_within_probability(store: str, d_key: int, n_memories: int, *, threshold: float = 1.0,
+                           keys: str = "sphere", method: str = "gamma") -> float:
+    r"""The probability that every one of ``n_memories`` stored items has ISR at most ``threshold``: a bound or an approximation.
+
+    With :math:`\mu` and :math:`\sigma^2` the mean and variance of one item's ISR (:func:`isr`,
+    :func:`isr_variance`), :math:`\varepsilon` = ``threshold`` and :math:`n` items, a union bound over
+    the items with a tail bound for each gives lower bounds; one item's tail gives an upper bound:
+
+    * ``"markov"``, the source's bound: :math:`1 - n \mu / \varepsilon` (Markov's inequality), a lower bound;
+    * ``"cantelli"``: :math:`1 - n \sigma^2 / (\sigma^2 + (\varepsilon - \mu)^2)` for :math:`\mu < \varepsilon`
+      (Cantelli's one-sided inequality), a lower bound;
+    * ``"paley_zygmund"``: :math:`1 - (\mu - \varepsilon)^2 / (\mu^2 + \sigma^2)` for :math:`\mu > \varepsilon`,
+      else 1 (one item exceeds :math:`\varepsilon` at least this often, by the Paley-Zygmund inequality), an upper bound;
+    * ``"gamma"``: :math:`F(\varepsilon)^n` with :math:`F` the gamma distribution of mean :math:`\mu` and
+      variance :math:`\sigma^2`, an approximation that treats the items' ISRs as independent and gamma-distributed.
+
+    Bounds are clipped to :math:`[0, 1]`; ``"markov"`` needs only :func:`isr`, the others also :func:`isr_variance`.
+
+    >>> all_within_probability("hebbian", 64, 3, threshold=1.0, method="markov")    # 1 - 3 (2/64)
+    0.90625
+    """
+    _validate.option("method", method, WORST_CASE_METHODS)
+    d_key, n_memories = _store_arguments(store, ISR_FORMULAS if method == "markov" else ISR_VARIANCES,
+                                         d_key, n_memories, keys)
+    eps = _validate.finite_float("threshold", threshold, positive=True)
+    n, mean = n_memories, isr(store, d_key, n_memories, keys=keys)
+    if method == "markov":
+        return max(0.0, 1.0 - n * mean / eps)
+    variance = isr_variance(store, d_key, n_memories, keys=keys)
+    if variance == 0.0:                         # no interference: every item is retrieved exactly
+        return 1.0 if mean <= eps else 0.0
+    if method == "cantelli":
+        return max(0.0, 1.0 - n * variance / (variance + (eps - mean) ** 2)) if mean < eps else 0.0
+    if method == "paley_zygmund":
+        return 1.0 - (mean - eps) ** 2 / (mean**2 + variance) if mean > eps else 1.0
+    if math.isinf(variance):
+        raise ValueError(f"the gamma approximation needs a finite ISR variance, infinite at d_key = {d_key}")
+    shape = torch.tensor(mean**2 / variance, dtype=torch.float64, device="cpu")   # closed-form scalars: CPU
+    one_item = torch.special.gammainc(shape, shape * eps / mean).item()            # F(eps), scale sigma^2 / mu
+    return one_item**n
+
+
+def worst_case_capacity(store: str, d_key: int, *, threshold: float = 1.0, delta: float = 0.1,
+                        keys: str = "sphere", method: str = "gamma") -> int:
+    r"""The largest :math:`n` for which all :math:`n` items have ISR at most ``threshold`` with probability at least :math:`1 - \delta`.
+
+    From :func:`all_within_probability` with ``method``: a lower bound on the true value for
+    ``"markov"`` (the source's :math:`n (n - 1) \le \varepsilon \delta d`, i.e. :math:`n \approx \sqrt{\varepsilon \delta d}`
+    on the sphere) and ``"cantelli"``, an upper bound for ``"paley_zygmund"``, an approximation for ``"gamma"``.
+
+    >>> worst_case_capacity("hebbian", 1000, threshold=1.0, delta=0.1, method="markov")   # n (n - 1) <= 100
+    10
+    """
+    delta = _validate.finite_float("delta", delta, positive=True)
+    if delta >= 1:
+        raise ValueError(f"delta must be a probability in (0, 1), got {delta}")
+    return _largest(lambda n: all_within_probability(store, d_key, n, threshold=threshold, keys=keys,
+                                                     method=method) >= 1 - delta)
+
+
+def hebbian_decoding_accuracy(d_key: int, n_memories: int) -> float:
+    r"""The fraction of queries decoded to the right value by the Hebbian store, in a Gaussian approximation.
+
+    Keys uniform on the unit sphere, values uniform on the unit sphere in ``d_key`` dimensions. Queried
+    with :math:`k_j`, the retrieval :math:`r = \sum_i c_i v_i` (:math:`c_i = k_i \cdot k_j`, :math:`c_j = 1`)
+    has inner product :math:`r \cdot v_j = 1 + \sum_{i \ne j} c_i g_{ij}` with its own value, noise of
+    variance :math:`\sigma_0^2 = (n-1)/d^2`, and :math:`r \cdot v_l = g_{lj} + c_l + \sum_{i \ne j, l} c_i g_{il}`,
+    of variance :math:`\sigma^2 = 2/d + (n-2)/d^2`, with each other value; all are uncorrelated.
+    Treating them as independent Gaussians,
+
+    .. math:: P(\text{correct}) = \mathbb E_Z\, \Phi\big((1 + \sigma_0 Z)/\sigma\big)^{n-1}, \quad Z \sim \mathcal N(0, 1),
+
+    integrated by the trapezoidal rule on :math:`|Z| \le 10`.
+
+    >>> hebbian_decoding_accuracy(64, 1)
+    1.0
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    if n_memories == 1:
+        return 1.0
+    n, d = n_memories, d_key
+    sd_target, sd_other = math.sqrt((n - 1) / d**2), math.sqrt((2 * d + n - 2) / d**2)
+    z = torch.linspace(-10.0, 10.0, 4001, dtype=torch.float64, device="cpu")     # closed-form scalars: CPU
+    log_density = -z.pow(2) / 2 - 0.5 * math.log(2 * math.pi)
+    log_win = (n - 1) * torch.special.log_ndtr((1 + sd_target * z) / sd_other)    # Phi(.)^(n-1), in logs
+    return torch.trapezoid((log_density + log_win).exp(), z).clamp(0.0, 1.0).item()
+
+
+def hebbian_accuracy_capacity(d_key: int, *, accuracy: float = 0.9) -> int:
+    """The largest number of memories the Hebbian store decodes with at least ``accuracy`` (:func:`hebbian_decoding_accuracy`).
+
+    >>> hebbian_accuracy_capacity(64) > capacity("hebbian", 64)     # far beyond mean ISR 1
+    True
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    accuracy = _validate.finite_float("accuracy", accuracy, positive=True)
+    if accuracy >= 1:
+        raise ValueError(f"accuracy must be a fraction in (0, 1), got {accuracy}")
+    return _largest(lambda n: hebbian_decoding_accuracy(d_key, n) >= accuracy)
+
+
+# --- Chapter 4: MLP and softmax stores (registered in ISR_FORMULAS) ---
+
+GAUSSIAN_OVERLAP = "gaussian_overlap"
+"""The Gaussian approximation for unit keys: the target's overlap is 1 and every other overlap is ``N(0, 1/d)``."""
+
+_ENSEMBLES_AND_APPROXIMATION = (*KEY_ENSEMBLES, GAUSSIAN_OVERLAP)
+
+
+def sphere_overlap_moment(d: int, p: int) -> float:
+    r"""The moment :math:`\mathbb E\, c^{2p}` of the overlap :math:`c` of two independent unit vectors uniform on :math:`S^{d-1}`.
+
+    :math:`c^2 = x_1^2` is :math:`\mathrm{Beta}(1/2, (d-1)/2)`, whose moments give
+
+    .. math:: \mathbb E\, c^{2p} = \prod_{k=0}^{p-1} \frac{2k + 1}{d + 2k} = \frac{(2p - 1)!!}{d (d + 2) \cdots (d + 2p - 2)},
+
+    against :math:`(2p-1)!!/d^p` for the Gaussian approximation :math:`c \sim \mathcal N(0, 1/d)`.
+
+    >>> sphere_overlap_moment(64, 2)     # 3 / (64 * 66)
+    0.0007102272727272727
+    """
+    d = _validate.positive_int("d", d)
+    p = _validate.positive_int("p", p)
+    return math.prod((2 * k + 1) / (d + 2 * k) for k in range(p))
+
+
+def log_sphere_overlap_mgf(d: int, t: float) -> float:
+    r"""The logarithm of :math:`M_d(t) = \mathbb E\, e^{t c}`, the moment generating function of the overlap :math:`c` on :math:`S^{d-1}`.
+
+    Summing :math:`t^{2p} \mathbb E c^{2p} / (2p)!` (:func:`sphere_overlap_moment`; odd moments vanish) gives
+    the hypergeometric series
+
+    .. math:: M_d(t) = \sum_{p \ge 0} \frac{(t^2/4)^p}{p!\, (d/2)_p} = \Gamma(d/2)\, (t/2)^{1 - d/2}\, I_{d/2 - 1}(t),
+
+    with :math:`(a)_p` the rising factorial and :math:`I_\nu` the modified Bessel function. Its terms are
+    positive and grow while :math:`(p + 1)(p + d/2) < t^2/4`; beyond their peak :math:`p^*` they fall like a
+    Gaussian of variance about :math:`p^*`, so the terms within :math:`40 \sqrt{p^*} + 60` of the peak,
+    added in logarithms, give it to rounding for any :math:`t`. The Gaussian approximation is :math:`e^{t^2/(2d)}`.
+
+    >>> round(math.exp(log_sphere_overlap_mgf(1, 2.0)), 12) == round(math.cosh(2.0), 12)    # S^0 = {-1, 1}
+    True
+    """
+    d = _validate.positive_int("d", d)
+    t = abs(_validate.finite_float("t", t))
+    if t == 0.0:
+        return 0.0
+    peak = (math.sqrt(d * d / 4 + t * t) - d / 2) / 2                   # where the terms stop growing
+    width = 40 * math.sqrt(peak + 1) + 60
+    p = torch.arange(max(0, int(peak - width)), int(peak + width) + 1, dtype=torch.float64, device="cpu")   # scalars: CPU
+    log_terms = p * math.log(t * t / 4) - torch.lgamma(p + 1) - torch.lgamma(p + d / 2) + math.lgamma(d / 2)
+    return torch.logsumexp(log_terms, 0).item()
+
+
+def _with_others(n_memories: int, per_memory: float) -> float:
+    """:math:`(n - 1)` times ``per_memory``: the mean ISR of a store whose other memories each add ``per_memory``."""
+    return 0.0 if n_memories == 1 else (n_memories - 1) * per_memory   # one memory: no crosstalk, even if infinite
+
+
+def _power(d: int, degree: int, keys: str) -> float:
+    r""":math:`\mathbb E\, w_i^2 / w_j^2` for :math:`w = c^p`: the mean interference of one other memory.
+
+    Sphere: :math:`\mathbb E c^{2p}` (:func:`sphere_overlap_moment`), with :math:`w_j = 1`. Gaussian keys:
+    given :math:`R = \lVert k_j \rVert^2`, :math:`c \sim \mathcal N(0, R/d)` and :math:`w_j = R^p`, so the ratio is
+    :math:`(2p-1)!!\, \mathbb E R^{-p} / d^p = (2p - 1)!! / \prod_{k=1}^{p} (d - 2k)` (:math:`dR` is
+    :math:`\chi^2_d`; finite for :math:`d > 2p`). Gaussian approximation: :math:`(2p-1)!!/d^p`.
+    """
+    if keys == "sphere":
+        return sphere_overlap_moment(d, degree)
+    if keys == "gaussian":
+        return math.prod((2 * k - 1) / (d - 2 * k) for k in range(1, degree + 1)) if d > 2 * degree else math.inf
+    return math.prod((2 * k + 1) / d for k in range(degree))
+
+
+def _isr_polynomial(d_key: int, n_memories: int, keys: str, *, degree: int) -> float:
+    r"""Mean ISR of the polynomial store, exact: :math:`(n - 1)\, \mathbb E c^{2p}` on the sphere.
+
+    With values independent unit vectors the cross terms of the interference average out, so
+    :math:`\mathbb E\, \mathrm{ISR}_j = (n - 1)\, \mathbb E\, w_i^2 / w_j^2` for one other memory :math:`i`
+    (``_power``): :math:`(n-1)(2p-1)!!/(d (d+2) \cdots (d+2p-2))` on the sphere and
+    :math:`(n-1)(2p-1)!!/((d-2)(d-4)\cdots(d-2p))` for Gaussian keys. Degree 1 is the Hebbian store.
+    """
+    degree = _validate.positive_int("degree", degree)
+    return _with_others(n_memories, _power(d_key, degree, keys))
+
+
+def _isr_relu(d_key: int, n_memories: int, keys: str) -> float:
+    r"""Mean ISR of the ReLU store, exact: half the Hebbian one, :math:`(n - 1)/(2d)` on the sphere.
+
+    The overlaps are symmetric, so :math:`\mathbb E \max(0, c)^2 = \mathbb E c^2 / 2`, and the target's
+    weight is :math:`\max(0, \lVert k_j \rVert^2) = \lVert k_j \rVert^2`, as for the Hebbian store.
+    """
+    return _with_others(n_memories, _power(d_key, 1, keys) / 2)
+
+
+def _isr_relu2(d_key: int, n_memories: int, keys: str) -> float:
+    r"""Mean ISR of the squared-ReLU store, exact: :math:`3 (n - 1) / (2 d (d + 2))` on the sphere.
+
+    Half the degree-2 polynomial store's, by the symmetry of the overlaps; Gaussian keys:
+    :math:`3 (n-1) / (2 (d-2)(d-4))`.
+    """
+    return _with_others(n_memories, _power(d_key, 2, keys) / 2)
+
+
+def _isr_least_squares(d_key: int, n_memories: int, keys: str) -> float:
+    r"""Mean ISR of the least-squares store: 0 for :math:`n \le d`, then :math:`(n-d)/(d-2)` (Gaussian keys, exact).
+
+    Queried with :math:`k_j`, the store weighs memory :math:`i` by the hat matrix entry :math:`P_{ij}`, and
+    :math:`P^2 = P` gives :math:`\sum_i P_{ij}^2 = P_{jj}`, so :math:`\mathrm{ISR}_j = 1/P_{jj} - 1` given the keys.
+    For Gaussian keys the leverage :math:`P_{jj}` is :math:`\mathrm{Beta}(d/2, (n-d)/2)`, whose
+    :math:`\mathbb E\, 1/P_{jj} = (n-2)/(d-2)`. For unit keys this returns the Gaussian approximation
+    :math:`(n - d)/d`: a unit query against Gaussian other keys, for which :math:`1/\mathrm{ISR}_j = k_j^\top B^{-1} k_j`
+    (Sherman-Morrison, :math:`B = \sum_{i \ne j} k_i k_i^\top` Wishart) and :math:`d \cdot \mathrm{ISR}_j` is
+    :math:`\chi^2_{n-d}`. It is not exact on the sphere, where chapter 4 measures its error.
+    """
+    if n_memories <= d_key:
+        return 0.0
+    if keys == "gaussian":
+        return (n_memories - d_key) / (d_key - 2) if d_key > 2 else math.inf
+    return (n_memories - d_key) / d_key
+
+
+def _log_softmax(d: int, beta: float, keys: str) -> float:
+    r"""Log of :math:`\mathbb E\, e^{2 \beta (c_i - c_j)}`, the mean interference of one other memory in the softmax store.
+
+    Sphere (:math:`c_j = 1`): :math:`\log M_d(2\beta) - 2\beta` (:func:`log_sphere_overlap_mgf`). Gaussian keys:
+    given :math:`R = \lVert k_j \rVert^2`, :math:`c_i \sim \mathcal N(0, R/d)` and :math:`c_j = R`, so the ratio is
+    :math:`\mathbb E\, e^{-2\beta R (1 - \beta/d)} = (1 + 4\beta(d - \beta)/d^2)^{-d/2}` (the :math:`\chi^2_d` moment
+    generating function), infinite once the base is :math:`\le 0`. Gaussian approximation: :math:`-2\beta + 2\beta^2/d`.
+    """
+    if keys == "sphere":
+        return log_sphere_overlap_mgf(d, 2 * beta) - 2 * beta
+    if keys == "gaussian":
+        base = 1 + 4 * beta * (d - beta) / d**2
+        return -d / 2 * math.log(base) if base > 0 else math.inf
+    return -2 * beta + 2 * beta**2 / d
+
+
+def _isr_softmax(d_key: int, n_memories: int, keys: str, *, beta: float | None = None) -> float:
+    r"""Mean ISR of the softmax store, exact: :math:`(n - 1)\, e^{-2\beta} M_d(2\beta)` on the sphere.
+
+    The normaliser :math:`\sum_l e^{\beta c_l}` divides interference and signal alike, so
+    :math:`\mathrm{ISR}_j = \lVert \sum_{i \ne j} e^{\beta c_i} v_i \rVert^2 / e^{2\beta c_j}`, whose mean over the
+    values is :math:`\sum_{i \ne j} e^{2\beta(c_i - c_j)}` (``_log_softmax``). ``beta`` defaults to :math:`\sqrt{d}`.
+    """
+    beta = math.sqrt(d_key) if beta is None else _validate.finite_float("beta", beta, positive=True)
+    if n_memories == 1:
+        return 0.0
+    log_isr = math.log(n_memories - 1) + _log_softmax(d_key, beta, keys)    # in logarithms: e^(-2 beta) M underflows
+    return math.exp(log_isr) if log_isr < 709.0 else math.inf               # beyond float64's range
+
+
+ISR_FORMULAS.update({"least_squares": _isr_least_squares, "relu": _isr_relu, "relu2": _isr_relu2,
+                     "polynomial": _isr_polynomial, "softmax": _isr_softmax})
+
+
+def gaussian_overlap_isr(store: str, d_key: int, n_memories: int, **params) -> float:
+    r"""Mean ISR of ``store`` for unit keys in the Gaussian approximation: each other overlap :math:`\sim \mathcal N(0, 1/d)`.
+
+    The approximation keeps the target's overlap at 1 and replaces the exact sphere moments by
+    Gaussian ones: :math:`(n-1)(2p-1)!!/d^p` for degree :math:`p` (half that for the rectified stores),
+    :math:`(n - 1) e^{-2\beta + 2\beta^2 / d}` for softmax, and :math:`(n - d)/d` for least squares. Compare
+    :func:`isr` with ``keys="sphere"`` (exact, except for least squares, where it is this approximation).
+
+    >>> gaussian_overlap_isr("softmax", 64, 2, beta=32.0) == math.exp(-32.0)   # the optimum beta = d/2: e^(-d/2)
+    True
+    """
+    _validate.option("store", store, tuple(ISR_FORMULAS))
+    d_key, n_memories = _validate.positive_int("d_key", d_key), _validate.positive_int("n_memories", n_memories)
+    if store == "hebbian":                       # the Hebbian store is the polynomial store of degree 1
+        store, params = "polynomial", {"degree": 1, **params}
+    return ISR_FORMULAS[store](d_key, n_memories, GAUSSIAN_OVERLAP, **params)
+
+
+def target_wins_probability(d_key: int, n_memories: int, *, keys: str = "sphere") -> float:
+    r"""The probability that a stored key, as query, gives its own memory the largest weight of a monotone store.
+
+    For softmax (any :math:`\beta > 0`), ReLU and squared ReLU alike the target wins when its overlap
+    :math:`c_j = \lVert k_j \rVert^2` exceeds every other :math:`c_i`. On the sphere :math:`c_j = 1 > c_i`, so it
+    always wins. For Gaussian keys, given :math:`k_j`, the :math:`c_i` are independent
+    :math:`\mathcal N(0, R/d)`, :math:`R = \lVert k_j \rVert^2`, and :math:`c_i < R` iff a standard normal is below
+    :math:`\sqrt{dR}`, which is :math:`\chi_d`-distributed:
+
+    .. math:: P(\text{win}) = \mathbb E\, \Phi(\chi_d)^{\,n - 1},
+
+    integrated by the trapezoidal rule over the :math:`\chi_d` density. It does not depend on :math:`\beta`.
+
+    >>> target_wins_probability(64, 10**6)
+    1.0
+    """
+    d_key, n_memories = _validate.positive_int("d_key", d_key), _validate.positive_int("n_memories", n_memories)
+    _validate.option("keys", keys, KEY_ENSEMBLES)
+    if keys == "sphere" or n_memories == 1:
+        return 1.0
+    x = torch.linspace(0.0, math.sqrt(d_key) + 12.0, 8001, dtype=torch.float64, device="cpu")   # scalars: CPU
+    log_chi = (torch.special.xlogy(d_key - 1.0, x) - x.pow(2) / 2
+               - (d_key / 2 - 1) * math.log(2.0) - math.lgamma(d_key / 2))
+    log_win = (n_memories - 1) * torch.special.log_ndtr(x)
+    return torch.trapezoid((log_chi + log_win).exp(), x).clamp(0.0, 1.0).item()
+
+
+def softmax_beta_for_isr(d_key: int, n_memories: int, target_isr: float = 1.0, *, keys: str = "sphere") -> float:
+    r"""The least :math:`\beta \ge 0` at which the softmax store holding ``n_memories`` has mean ISR ``target_isr``.
+
+    ``keys``: ``"sphere"``, ``"gaussian"`` or ``"gaussian_overlap"`` (the approximation). On the sphere
+    :math:`e^{-2\beta} M_d(2\beta) = \mathbb E\, e^{2\beta(c - 1)}` falls monotonically, since :math:`c \le 1`, and
+    any target is reached; found by bisection. The other two fall only up to :math:`\beta = d/2`, and
+    have the closed forms, with :math:`L = \log((n-1)/\mathrm{ISR}^*)`,
+
+    .. math:: \beta = \frac d2 \Big(1 - \sqrt{1 - 2L/d}\Big) \ \text{(approximation)}, \qquad
+        \beta = \frac d2 \Big(1 - \sqrt{2 - e^{2L/d}}\Big) \ \text{(Gaussian keys)},
+
+    so :math:`\beta \approx L/2 = \tfrac12 \log M + \dots` for :math:`L \ll d`; they are ``inf`` where the
+    target is out of reach (:math:`L > d/2`, :math:`L > d \log 2 / 2`). 0 if :math:`n - 1 \le` the target.
+
+    >>> round(softmax_beta_for_isr(64, 2, math.exp(-24.0), keys="gaussian_overlap"), 9)    # L = 24: (d/2)(1 - 1/2)
+    16.0
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    target = _validate.finite_float("target_isr", target_isr, positive=True)
+    _validate.option("keys", keys, _ENSEMBLES_AND_APPROXIMATION)
+    if n_memories - 1 <= target:
+        return 0.0
+    excess = math.log((n_memories - 1) / target)             # L: what the exponential weights must suppress
+    if keys == GAUSSIAN_OVERLAP:
+        return d_key / 2 * (1 - math.sqrt(1 - 2 * excess / d_key)) if excess <= d_key / 2 else math.inf
+    if keys == "gaussian":
+        root = 2 - math.exp(2 * excess / d_key)
+        return d_key / 2 * (1 - math.sqrt(root)) if root >= 0 else math.inf
+    low, high = 0.0, 1.0
+    while _log_softmax(d_key, high, keys) > -excess:          # bracket the crossing
         low, high = high, 2 * high
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if isr(store, d_key, middle, keys=keys) <= threshold else (low, middle)
-    return low
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        low, high = (middle, high) if _log_softmax(d_key, middle, keys) > -excess else (low, middle)
+    return high
+
+
+def logn_scaled_beta(beta: float, n: int, n_train: int) -> float:
+    r"""Qwen's log-n attention scaling: the logits multiplied by :math:`\max(1, \log n / \log n_0)` beyond the training length :math:`n_0`.
+
+    >>> logn_scaled_beta(8.0, 2**20, 2**10)
+    16.0
+    """
+    beta = _validate.finite_float("beta", beta, positive=True)
+    n, n_train = _validate.positive_int("n", n), _validate.positive_int("n_train", n_train)
+    if n_train < 2:
+        raise ValueError(f"n_train must be at least 2 (its logarithm divides), got {n_train}")
+    return beta * max(1.0, math.log(n) / math.log(n_train))
+
+
+def yarn_scaled_beta(beta: float, n: int, n_train: int) -> float:
+    r"""YaRN's attention temperature: logits divided by :math:`t` with :math:`\sqrt{1/t} = 0.1 \ln s + 1`, :math:`s = \max(1, n / n_0)`.
+
+    So :math:`\beta \mapsto \beta\, (1 + 0.1 \ln s)^2`.
+
+    >>> yarn_scaled_beta(8.0, 1024, 2048)     # within the training length: unchanged
+    8.0
+    """
+    beta = _validate.finite_float("beta", beta, positive=True)
+    n, n_train = _validate.positive_int("n", n), _validate.positive_int("n_train", n_train)
+    return beta * (1 + 0.1 * math.log(max(1.0, n / n_train))) ** 2
+
+
+# --- Chapter 5: stacked circuits, error propagation and the depth-width trade-off ---
+
+
+def _probability(name: str, value) -> float:
+    value = _validate.finite_float(name, value, nonnegative=True)
+    if value > 1:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+    return value
+
+
+def stacked_error(head_failure: float, *, heads: int, layers: int) -> float:
+    r"""The probability that a chain of ``layers`` hops fails when a layer fails only if all its ``heads`` fail.
+
+    With each head failing independently with probability :math:`p` and layers failing independently,
+    a layer fails with :math:`p^H` and the chain with
+
+    .. math:: r = 1 - (1 - p^H)^L \;\le\; L\, p^H ,
+
+    the union bound (:func:`stacked_error_bound`), which it approaches when :math:`L p^H \ll 1`.
+
+    >>> stacked_error(0.5, heads=2, layers=3)     # 1 - (3/4)^3
+    0.578125
+    """
+    p = _probability("head_failure", head_failure)
+    heads, layers = _validate.positive_int("heads", heads), _validate.positive_int("layers", layers)
+    return -math.expm1(layers * math.log1p(-p**heads)) if p**heads < 1 else 1.0
+
+
+def stacked_error_bound(head_failure: float, *, heads: int, layers: int) -> float:
+    r"""The union bound :math:`L\, p^H` on :func:`stacked_error`; above 1 it says nothing (it is vacuous).
+
+    The source's bound :math:`r^* \sim L (n/d_k)^H` is this bound with :math:`p = n/d_k`
+    (:func:`source_error_bound`); ``head_failure`` may therefore exceed 1 here.
+
+    >>> stacked_error_bound(0.5, heads=2, layers=3)
+    0.75
+    """
+    p = _validate.finite_float("head_failure", head_failure, nonnegative=True)
+    heads, layers = _validate.positive_int("heads", heads), _validate.positive_int("layers", layers)
+    return layers * p**heads
+
+
+def source_error_bound(n_memories: int, d_key: int, *, heads: int, layers: int) -> float:
+    r"""The source's error bound :math:`L (n/d_k)^H` for ``layers`` layers of ``heads`` heads.
+
+    Each head stores ``n_memories`` associations in ``d_key`` dimensions.
+
+    >>> source_error_bound(4, 8, heads=2, layers=3)     # 3 (1/2)^2
+    0.75
+    """
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    d_key = _validate.positive_int("d_key", d_key)
+    return stacked_error_bound(n_memories / d_key, heads=heads, layers=layers)
+
+
+def bound_optimal_heads(width: int, n_memories: int) -> float:
+    r"""The head count :math:`H^* = D / (e\, n)` that minimises the source's bound at a fixed width :math:`D = H d_k`.
+
+    At :math:`d_k = D/H` the bound is :math:`L (nH/D)^H = L e^{g(H)}` with :math:`g(H) = H \log(nH/D)`;
+    :math:`g'(H) = \log(nH/D) + 1` vanishes at :math:`H^* = D/(en)` and :math:`g''(H) = 1/H > 0`, so this is the
+    minimum over real :math:`H > 0`, where the bound is :math:`L e^{-D/(en)}`.
+
+    >>> round(bound_optimal_heads(16, 3), 3)          # 16 / (3 e)
+    1.962
+    """
+    width = _validate.positive_int("width", width)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    return width / (math.e * n_memories)
