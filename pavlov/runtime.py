@@ -33,8 +33,8 @@ def default_device() -> torch.device:
 def scale() -> str:
     """The experiment scale: ``PAVLOV_SCALE`` if set, else ``full`` on a GPU and ``quick`` elsewhere.
 
-    >>> import os; os.environ["PAVLOV_SCALE"] = "quick"; scale()
-    'quick'
+    >>> scale() in ("quick", "full")
+    True
     """
     value = os.environ.get("PAVLOV_SCALE", "").strip().lower()
     if not value:

@@ -34,7 +34,10 @@ def random_stimuli(*shape: int, kind: str = "sphere", generator: torch.Generator
     Returns:
         Tensor ``[..., n, d]``.
 
+    >>> from pavlov import generator
     >>> keys = random_stimuli(8, 100, 64, generator=generator(0, "cpu"), device="cpu")  # 8 trials x 100 keys
+    >>> keys.shape
+    torch.Size([8, 100, 64])
     """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
         shape = tuple(shape[0])
