@@ -62,6 +62,11 @@ def generator(seed: int, device: torch.device | str | None = None) -> torch.Gene
     return torch.Generator(device=device).manual_seed(seed)
 
 
+def seed_or_fresh(seed: int | None) -> int:
+    """``seed`` itself, or a fresh random seed when it is ``None`` (return it, so the run can be repeated)."""
+    return int.from_bytes(os.urandom(4), "little") if seed is None else seed
+
+
 def resolve(device=None, dtype=None) -> tuple[torch.device, torch.dtype]:
     """Fill in a missing device (:func:`default_device`) or dtype (float32) and check the dtype."""
     device = torch.device(device) if device is not None else default_device()

@@ -40,7 +40,6 @@ A hop fails when the layer's item is not the associate of its input, and a chain
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -320,7 +319,7 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
         raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
     _validate.option("readout", readout, READOUTS)
     device, dtype = resolve(device, dtype)
-    seed = int.from_bytes(os.urandom(4), "little") if seed is None else seed
+    seed = runtime.seed_or_fresh(seed)
     gen = runtime.generator(seed, device)
     batch = max(1, CHUNK_ELEMENTS // (2 * heads * n_memories * d_key))
     head_failed, layer_failed = [], []

@@ -38,14 +38,13 @@ keys and values plus a buffer of at most :data:`CHUNK_ELEMENTS` entries, however
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import torch
 
 from . import _validate
-from .runtime import generator, resolve
+from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
 from .stimuli import KINDS, random_stimuli
 
@@ -71,6 +70,11 @@ def _check_read(store, queries: torch.Tensor, targets: torch.Tensor) -> None:
     n = store.keys.shape[-2]
     if targets.device.type != "meta" and targets.numel() and not bool(((targets >= 0) & (targets < n)).all()):
         raise ValueError(f"targets must index stored memories, in [0, {n})")
+
+
+def _overlap_with(vectors: torch.Tensor, queries: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """The overlap ``[..., m]`` of each query ``[..., m, d_k]`` with stored vector ``targets`` of ``vectors`` ``[..., n, d_k]``."""
+    return (queries * torch.take_along_dim(vectors, targets.unsqueeze(-1), dim=-2)).sum(-1)
 
 
 class HebbianStore:
@@ -102,9 +106,7 @@ class HebbianStore:
     def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
         _check_read(self, queries, targets)
-        retrieved = queries @ self.matrix                                 # (..., m, d_v)
-        target_duals = torch.take_along_dim(self.duals, targets.unsqueeze(-1), dim=-2)   # (..., m, d_k)
-        return retrieved, (queries * target_duals).sum(-1)
+        return queries @ self.matrix, _overlap_with(self.duals, queries, targets)   # (..., m, d_v), (..., m)
 
 
 class LeastSquaresStore(HebbianStore):
@@ -202,17 +204,13 @@ class KernelStore:
         for start in range(0, n, chunk):
             yield start, self.keys[..., start:start + chunk, :], self.values[..., start:start + chunk, :]
 
-    def _target_overlaps(self, queries: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        target_keys = torch.take_along_dim(self.keys, targets.unsqueeze(-1), dim=-2)   # (..., m, d_k)
-        return (queries * target_keys).sum(-1)
-
     def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
         _check_read(self, queries, targets)
         retrieved = 0
         for _, keys, values in self._chunks(queries):
             retrieved = retrieved + self.kernel(queries @ keys.transpose(-1, -2)) @ values   # (..., m, d_v)
-        return retrieved, self.kernel(self._target_overlaps(queries, targets))
+        return retrieved, self.kernel(_overlap_with(self.keys, queries, targets))
 
     def strongest(self, queries: torch.Tensor) -> torch.Tensor:
         """The index ``[..., m]`` of the memory that each of ``queries`` ``[..., m, d_k]`` weighs most (the first, on ties)."""
@@ -309,7 +307,7 @@ class SoftmaxStore(KernelStore):
                 total = total * rescale + weights.sum(-1)
                 retrieved = retrieved * rescale.unsqueeze(-1) + weights @ values
             top = new_top
-        target_weight = torch.exp(self.beta * self._target_overlaps(queries, targets) - top) / total
+        target_weight = torch.exp(self.beta * _overlap_with(self.keys, queries, targets) - top) / total
         return retrieved / total.unsqueeze(-1), target_weight
 
 
@@ -428,8 +426,7 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
-    if seed is None:
-        seed = int.from_bytes(os.urandom(4), "little")
+    seed = seed_or_fresh(seed)
     key_set, value_set = random_memories(trials, n_memories, d_key, d_value=d_value, keys=keys, seed=seed,
                                          device=device, dtype=dtype)
     isr, correct = interference_to_signal(build(store, key_set, value_set, **params), n_queries)

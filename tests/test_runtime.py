@@ -151,3 +151,9 @@ def test_setup_prints_the_run_record(monkeypatch, capsys):
     out = capsys.readouterr().out
     for key, value in info.items():
         assert f"{key}: {value}" in out
+
+
+def test_seed_or_fresh():
+    assert runtime.seed_or_fresh(7) == 7
+    fresh = {runtime.seed_or_fresh(None) for _ in range(8)}
+    assert all(isinstance(s, int) and 0 <= s < 2**32 for s in fresh) and len(fresh) > 1
