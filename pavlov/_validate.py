@@ -82,3 +82,14 @@ def shape(name: str, x: torch.Tensor, expected: Sequence[int | None], *, against
     if not ok:
         want = tuple("*" if e is None else e for e in expected)
         raise ValueError(f"{name} has trailing shape {got}, expected {want} to match {against}")
+
+
+def sequences(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+    """Check queries and keys ``[..., T, d_k]`` and values ``[..., T, d_v]`` of one sequence memory."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        tensor(name, x, min_dim=2)
+    same_device_dtype(q=q, k=k, v=v)
+    if k.shape != q.shape:
+        raise ValueError(f"k must have the shape of q {tuple(q.shape)}, got {tuple(k.shape)}")
+    if v.shape[:-1] != q.shape[:-1]:
+        raise ValueError(f"v must have the leading shape of q {tuple(q.shape[:-1])} (batch..., T), got {tuple(v.shape)}")

@@ -32,16 +32,6 @@ from .maps import output_norm
 FORMS = ("recurrent", "parallel", "chunkwise")
 
 
-def _check_qkv(q, k, v) -> None:
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        _validate.tensor(name, x, min_dim=2)
-    _validate.same_device_dtype(q=q, k=k, v=v)
-    if k.shape != q.shape:
-        raise ValueError(f"k must have the shape of q {tuple(q.shape)}, got {tuple(k.shape)}")
-    if v.shape[:-1] != q.shape[:-1]:
-        raise ValueError(f"v must have the leading shape of q {tuple(q.shape[:-1])} (batch..., T), got {tuple(v.shape)}")
-
-
 def _recurrent(q, k, v, chunk_size=None):
     state = q.new_zeros(*q.shape[:-2], q.shape[-1], v.shape[-1])       # S_0 = 0, (..., d_k, d_v)
     outputs = []
@@ -89,7 +79,7 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, form:
     >>> q = k = v = torch.randn(2, 4, 10, 8, dtype=torch.float64)   # (batch, heads, T, d)
     >>> o = linear_attention(q, k, v, form="chunkwise", chunk_size=3, feature_map="elu+1", denominator=True)
     """
-    _check_qkv(q, k, v)
+    _validate.sequences(q, k, v)
     _validate.option("form", form, FORMS)
     chunk_size = _validate.positive_int("chunk_size", chunk_size)
     if not isinstance(denominator, bool):
@@ -120,7 +110,7 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, caus
     Returns:
         Outputs ``[..., T, d_v]``.
     """
-    _check_qkv(q, k, v)
+    _validate.sequences(q, k, v)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {type(causal).__name__}")
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else _validate.finite_float("scale", scale, positive=True)

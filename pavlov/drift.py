@@ -1,0 +1,101 @@
+r"""Memories that must change: concept drift, and how long a forgetting memory remembers.
+
+* :func:`concept_drift`: ``n_pairs`` CS-US pairings presented once per epoch in a fresh random order;
+  after ``epochs_before`` epochs every US is replaced by a new one. After every epoch the memory is
+  probed with each CS, and two things are recorded: the retrieval quality of the *current*
+  associations, :math:`\bar{(k_i S) \cdot v_i} / \sqrt{\bar{\lVert k_i S \rVert^2}}` (means over the pairs; 1 for
+  perfect recall, 0 for none; the cosine when all readouts have one norm), and the norm :math:`\lVert S \rVert_F`.
+* :func:`isr_by_age`: a stream of ``length`` distinct random pairs written by the decay rule; the ISR
+  of each pair by its age, :math:`\lVert k_s S_T - \gamma^{a} v_s \rVert^2 / \gamma^{2a}` for the pair
+  written :math:`a` steps before the end.
+
+Keys are uniform on the unit sphere in ``d`` dimensions and values on the unit sphere in ``d`` dimensions.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from . import _validate
+from .rules import CHUNKWISE, RULES
+from .runtime import generator, resolve, seed_or_fresh
+from .stimuli import random_stimuli
+
+
+class Drift(NamedTuple):
+    """Per-epoch measurements of a concept-drift run, ``[trials, epochs]`` each."""
+
+    quality: torch.Tensor
+    norm: torch.Tensor
+    epochs_before: int
+    seed: int
+
+    def recovery(self, fraction: float = 0.9) -> int | None:
+        """Epochs after the switch until the mean quality regains ``fraction`` of its value just before it."""
+        quality = self.quality.mean(0)
+        before = quality[self.epochs_before - 1]
+        regained = (quality[self.epochs_before:] >= fraction * before).nonzero()
+        return int(regained[0]) + 1 if len(regained) else None
+
+
+def concept_drift(rule: str, *, n_pairs: int, d: int, epochs_before: int, epochs_after: int, trials: int,
+                  seed: int | None = None, device=None, dtype=None, **params) -> Drift:
+    """Run ``rule`` on a stream whose associations all change after ``epochs_before`` epochs.
+
+    >>> run = concept_drift("delta", n_pairs=4, d=16, epochs_before=2, epochs_after=3, trials=2, beta=1.0, seed=0, device="cpu")
+    >>> run.quality.shape, run.recovery() is not None
+    (torch.Size([2, 5]), True)
+    """
+    _validate.option("rule", rule, tuple(RULES))
+    n_pairs, d, trials = (_validate.positive_int(name, x) for name, x in
+                          (("n_pairs", n_pairs), ("d", d), ("trials", trials)))
+    epochs_before, epochs_after = (_validate.positive_int(name, x) for name, x in
+                                   (("epochs_before", epochs_before), ("epochs_after", epochs_after)))
+    seed = seed_or_fresh(seed)
+    device, dtype = resolve(device, dtype)
+    gen = generator(seed, device)
+    keys = random_stimuli(trials, n_pairs, d, generator=gen, device=device, dtype=dtype)
+    old, new = (random_stimuli(trials, n_pairs, d, generator=gen, device=device, dtype=dtype) for _ in range(2))
+    chunk = {"chunk_size": n_pairs} if rule in CHUNKWISE else {}
+    state, quality, norm = None, [], []
+    for epoch in range(epochs_before + epochs_after):
+        values = old if epoch < epochs_before else new
+        order = torch.rand(trials, n_pairs, generator=gen, device=device).argsort(-1)[..., None]
+        k, v = keys.gather(-2, order.expand_as(keys)), values.gather(-2, order.expand_as(values))
+        _, state = RULES[rule](k, k, v, initial_state=state, **chunk, **params)
+        memory = state[0] if isinstance(state, tuple) else state         # BCM carries its threshold too
+        readout = keys @ memory                                          # (trials, n, d)
+        quality.append((readout * values).sum(-1).mean(-1) / readout.pow(2).sum(-1).mean(-1).sqrt())
+        norm.append(torch.linalg.matrix_norm(memory))
+    return Drift(torch.stack(quality, -1), torch.stack(norm, -1), epochs_before, seed)
+
+
+def isr_by_age(*, gamma: float, d: int, length: int, trials: int, ages: int | None = None, seed: int | None = None,
+               device=None, dtype=None) -> tuple[torch.Tensor, int]:
+    r"""The ISR of the youngest ``ages`` pairs (default: all) of a ``length``-step decay-rule stream: ``([trials, ages], seed)``.
+
+    Column ``a`` is the pair written ``a`` steps before the end (age 0: the last pair). The signal's
+    weight :math:`\gamma^a` must stay above the dtype's smallest number: use float64 for old pairs.
+
+    >>> isr, seed = isr_by_age(gamma=0.9, d=32, length=50, trials=4, ages=20, seed=0, device="cpu")
+    >>> isr.shape
+    torch.Size([4, 20])
+    """
+    gamma = _validate.finite_float("gamma", gamma, positive=True)
+    if gamma > 1:
+        raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
+    d, length, trials = (_validate.positive_int(name, x) for name, x in (("d", d), ("length", length), ("trials", trials)))
+    ages = length if ages is None else _validate.positive_int("ages", ages)
+    if ages > length:
+        raise ValueError(f"ages must be at most length = {length}, got {ages}")
+    seed = seed_or_fresh(seed)
+    device, dtype = resolve(device, dtype)
+    gen = generator(seed, device)
+    keys, values = (random_stimuli(trials, length, d, generator=gen, device=device, dtype=dtype) for _ in range(2))
+    _, state = RULES["decay"](keys, keys, values, gamma=gamma, chunk_size=min(length, 64))
+    keys, values = keys[..., -ages:, :].flip(-2), values[..., -ages:, :].flip(-2)   # youngest first
+    weight = gamma ** torch.arange(ages, device=device, dtype=dtype)   # gamma^a, the signal's weight
+    isr = (keys @ state - weight[:, None] * values).pow(2).sum(-1) / weight ** 2
+    return isr, seed

@@ -1,0 +1,258 @@
+r"""The classic phenomena of Pavlovian conditioning, run as experiments on any write rule of :mod:`pavlov.rules`.
+
+A design is written as in the conditioning literature: ``"30 A+ | 30 AB+"`` is 30 trials of CS A
+reinforced by the US, then 30 trials of the compound AB reinforced; ``"30 (A+, AX-)"`` alternates A
+reinforced with AX not reinforced, 30 times each. Each letter is a conditioned stimulus, a vector
+:math:`\sqrt{s_X}\, e_X` with orthonormal :math:`e_X` in ``d_key`` dimensions and salience :math:`s_X`
+(default 1); a compound is the sum of its letters' vectors; the US is the one-dimensional value
+:math:`\lambda` (``+``) or 0 (``-``). A trial is one step of a rule, ``k = v`` of the trial's CS and US;
+the response to a test stimulus after each trial is :math:`x S_t`, the rule's output with the test as query.
+
+Each phenomenon (:data:`PHENOMENA`) compares groups of a design and reduces them to one index, and a
+rule reproduces the phenomenon when the index passes the phenomenon's threshold:
+
+* acquisition: late growth :math:`(r_{2n} - r_n)/r_{2n}` of the response to A over ``2n`` A+ trials is
+  below 0.1 (a negatively accelerated curve that reaches an asymptote);
+* extinction: after A+ trials, A- trials leave less than half the response that C- trials leave;
+* spontaneous recovery: after extinction and rest (C- trials), A's response regains over 0.1 of its acquired level;
+* blocking: B conditioned in compound with a pretrained A gets less than half of what it gets
+  after pretraining of an unrelated C (which itself must reach 0.1 λ);
+* overshadowing: A trained in compound with B gets less than 0.75 of what A trained alone gets;
+* conditioned inhibition: after A+ / AX- training, X's response is below -0.25 of A's (X predicts no US).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from . import _validate
+from .rules import RULES
+from .runtime import generator, resolve
+
+_PHASE = re.compile(r"\s*(\d+)\s+\(?([A-Z]+[+-](?:\s*,\s*[A-Z]+[+-])*)\)?\s*")
+
+
+def parse_design(design: str) -> list[tuple[int, list[tuple[str, bool]]]]:
+    """Phases of a design: ``"30 A+ | 30 (A+, AX-)"`` -> ``[(30, [("A", True)]), (30, [("A", True), ("AX", False)])]``.
+
+    >>> parse_design("2 A+ | 3 (A+, AX-)")
+    [(2, [('A', True)]), (3, [('A', True), ('AX', False)])]
+    """
+    if not isinstance(design, str):
+        raise TypeError(f"design must be a string like '30 A+ | 30 AB+', got {type(design).__name__}")
+    phases = []
+    for text in design.split("|"):
+        match = _PHASE.fullmatch(text)
+        if match is None or int(match.group(1)) < 1:
+            raise ValueError(f"design phase {text.strip()!r} must read '<trials> <CS>+' or '<trials> (<CS>+, <CS>-)', "
+                             f"with capital letters for stimuli")
+        trials = [(t.strip()[:-1], t.strip()[-1] == "+") for t in match.group(2).split(",")]
+        phases.append((int(match.group(1)), trials))
+    return phases
+
+
+def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = None, seed: int = 0,
+            device=None, dtype=None) -> dict[str, torch.Tensor]:
+    r"""Orthonormal CS vectors for ``letters``, scaled by :math:`\sqrt{s_X}`: ``{letter: [d_key]}``.
+
+    >>> cs = stimuli("AB", 4, device="cpu", dtype=torch.float64)
+    >>> abs(float(cs["A"] @ cs["B"])) < 1e-12, abs(float(cs["A"] @ cs["A"]) - 1) < 1e-12
+    (True, True)
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    letters = "".join(sorted(set(letters)))
+    if len(letters) > d_key:
+        raise ValueError(f"d_key must be at least the number of stimuli ({len(letters)}), got {d_key}")
+    salience = salience or {}
+    for name, s in salience.items():
+        _validate.finite_float(f"salience[{name!r}]", s, positive=True)
+    device, dtype = resolve(device, dtype)
+    gaussian = torch.randn(d_key, d_key, generator=generator(seed, device), device=device, dtype=dtype)
+    basis = torch.linalg.qr(gaussian).Q.T                  # rows: a random orthonormal basis
+    return {x: salience.get(x, 1.0) ** 0.5 * basis[i] for i, x in enumerate(letters)}
+
+
+def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """The trial sequence of a design: CS ``[T, d_key]``, US ``[T, 1]``, and the trial count at each phase's end.
+
+    >>> keys, values, ends = trials("2 A+ | 1 AB-", stimuli("AB", 2, device="cpu"))
+    >>> values.squeeze(-1).tolist(), ends
+    ([1.0, 1.0, 0.0], [2, 3])
+    """
+    us = _validate.finite_float("us", us)
+    rows, values, ends = [], [], []
+    for repeats, block in parse_design(design):
+        for _ in range(repeats):
+            for compound, reinforced in block:
+                missing = set(compound) - set(cs)
+                if missing:
+                    raise ValueError(f"cs has no stimulus for {''.join(sorted(missing))!r} used in design {design!r}")
+                rows.append(sum(cs[x] for x in compound))
+                values.append(us if reinforced else 0.0)
+        ends.append(len(rows))
+    keys = torch.stack(rows)
+    return keys, keys.new_tensor(values)[:, None], ends
+
+
+def responses(rule: str, design: str, test: str, cs: dict[str, torch.Tensor], *, us: float = 1.0,
+              **params) -> tuple[torch.Tensor, list[int]]:
+    """The response to the ``test`` stimulus after every trial of ``design`` under ``rule``: ``([T], phase ends)``.
+
+    >>> cs = stimuli("A", 2, device="cpu", dtype=torch.float64)
+    >>> curve, ends = responses("delta", "3 A+", "A", cs, beta=0.5)
+    >>> [round(r, 12) for r in curve.tolist()]
+    [0.5, 0.75, 0.875]
+    """
+    _validate.option("rule", rule, tuple(RULES))
+    keys, values, ends = trials(design, cs, us=us)
+    probe = sum(cs[x] for x in test).expand_as(keys)
+    outputs, _ = RULES[rule](probe, keys, values, **params)
+    return outputs.squeeze(-1), ends
+
+
+def rescorla_wagner(design: str, test: str, *, beta: float, salience: dict[str, float] | None = None,
+                    us: float = 1.0) -> list[float]:
+    r"""The Rescorla-Wagner model, one scalar strength per stimulus: :math:`\Delta V_X = s_X \beta (\lambda - \sum_{Y} V_Y)`.
+
+    The sum runs over the stimuli present on the trial; returns the test compound's strength
+    :math:`\sum_{X \in \mathrm{test}} V_X` after every trial. Plain Python, written from the 1972
+    paper's equation, as the reference the delta rule is compared with.
+
+    >>> rescorla_wagner("3 A+", "A", beta=0.5)
+    [0.5, 0.75, 0.875]
+    """
+    beta = _validate.finite_float("beta", beta, nonnegative=True)
+    salience = salience or {}
+    strength: dict[str, float] = {}
+    curve = []
+    for repeats, block in parse_design(design):
+        for _ in range(repeats):
+            for compound, reinforced in block:
+                error = (us if reinforced else 0.0) - sum(strength.get(x, 0.0) for x in compound)
+                for x in compound:
+                    strength[x] = strength.get(x, 0.0) + salience.get(x, 1.0) * beta * error
+                curve.append(sum(strength.get(x, 0.0) for x in test))
+    return curve
+
+
+@dataclass(frozen=True)
+class Phenomenon:
+    """A conditioning phenomenon: groups (a design and a test stimulus each) and how their responses reduce to an index."""
+
+    name: str
+    groups: dict[str, tuple[str, str]]      # group -> (design, test stimulus)
+    index: Callable[[dict[str, tuple[torch.Tensor, list[int]]]], float]
+    threshold: float
+    below: bool = True           # reproduced when index < threshold (else when index > threshold)
+    description: str = ""
+
+    def reproduced(self, index: float) -> bool:
+        return index < self.threshold if self.below else index > self.threshold
+
+
+def _at(group: tuple[torch.Tensor, list[int]], phase: int) -> float:
+    curve, ends = group
+    return float(curve[ends[phase] - 1])
+
+
+def _acquisition(g) -> float:
+    final = _at(g["A+"], 1)
+    return (final - _at(g["A+"], 0)) / final if final > 0 else float("inf")   # no response is no acquisition
+
+
+def _blocking(g) -> float:
+    control = _at(g["control"], 1)
+    return _at(g["blocking"], 1) / control if control > 0.1 else float("inf")   # no learning at all is no blocking
+
+
+def _define(n: int) -> dict[str, Phenomenon]:
+    def ratio(a, b, phase=-1):
+        return lambda g: _at(g[a], phase) / _at(g[b], phase)
+
+    return {p.name: p for p in (
+        Phenomenon("acquisition", {"A+": (f"{n} A+ | {n} A+", "A")}, _acquisition, 0.1,
+                   description="late growth of the response to A"),
+        Phenomenon("extinction", {"extinction": (f"{n} A+ | {n} A-", "A"), "control": (f"{n} A+ | {n} C-", "A")},
+                   ratio("extinction", "control"), 0.5,
+                   description="response to A after A- trials over that after C- trials"),
+        Phenomenon("spontaneous_recovery", {"recovery": (f"{n} A+ | {n} A- | {n} C-", "A")},
+                   lambda g: (_at(g["recovery"], 2) - _at(g["recovery"], 1)) / _at(g["recovery"], 0), 0.1, below=False,
+                   description="response regained by A during rest, over its acquired level"),
+        Phenomenon("blocking", {"blocking": (f"{n} A+ | {n} AB+", "B"), "control": (f"{n} C+ | {n} AB+", "B")},
+                   _blocking, 0.5, description="response to B after A pretraining over that after C pretraining"),
+        Phenomenon("overshadowing", {"compound": (f"{n} AB+", "A"), "control": (f"{n} A+", "A")},
+                   ratio("compound", "control"), 0.75, description="response to A trained with B over A trained alone"),
+        Phenomenon("conditioned_inhibition", {"X": (f"{n} (A+, AX-)", "X"), "A": (f"{n} (A+, AX-)", "A")},
+                   ratio("X", "A"), -0.25, description="response to X over response to A after A+ / AX- training"),
+    )}
+
+
+PHENOMENA = tuple(_define(1))
+
+
+def phenomenon(name: str, n: int = 30) -> Phenomenon:
+    """The phenomenon ``name`` with ``n`` trials per phase.
+
+    >>> phenomenon("blocking", n=10).groups["blocking"]
+    ('10 A+ | 10 AB+', 'B')
+    """
+    _validate.option("name", name, PHENOMENA)
+    return _define(_validate.positive_int("n", n))[name]
+
+
+def phenomenon_index(name: str, rule: str, *, n: int = 30, d_key: int = 8, seed: int = 0, device=None,
+                     dtype=torch.float64, **params) -> tuple[float, bool]:
+    """Run phenomenon ``name`` under ``rule``: its index and whether the rule reproduces it.
+
+    >>> phenomenon_index("blocking", "delta", beta=0.2, device="cpu")[1]
+    True
+    """
+    spec = phenomenon(name, n)
+    cs = stimuli("ABCX", d_key, seed=seed, device=device, dtype=dtype)
+    groups = {group: responses(rule, design, test, cs, **params) for group, (design, test) in spec.groups.items()}
+    index = spec.index(groups)
+    return index, spec.reproduced(index)
+
+
+class PhenomenaTable:
+    """Which rule reproduces which phenomenon, with the index behind each verdict; HTML in notebooks."""
+
+    def __init__(self, results: dict[str, dict[str, tuple[float, bool]]]):
+        self.results = results
+
+    def reproduced(self) -> dict[str, dict[str, bool]]:
+        return {rule: {name: ok for name, (_, ok) in row.items()} for rule, row in self.results.items()}
+
+    def _cell(self, index: float, ok: bool) -> str:
+        shown = "∞" if index == float("inf") else f"{index:.2f}".replace("-0.00", "0.00")
+        return f"{'✓' if ok else '✗'} ({shown})"
+
+    def _repr_html_(self) -> str:
+        head = "<th>rule</th>" + "".join(f"<th>{html.escape(p.replace('_', ' '))}</th>" for p in PHENOMENA)
+        body = "".join(f"<tr><td>{html.escape(rule)}</td>" + "".join(
+            f"<td>{self._cell(*row[p])}</td>" for p in PHENOMENA) + "</tr>" for rule, row in self.results.items())
+        return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{rule}: " + ", ".join(f"{p} {self._cell(*row[p])}" for p in PHENOMENA)
+                         for rule, row in self.results.items())
+
+
+def phenomena_table(settings: dict[str, dict], **kwargs) -> PhenomenaTable:
+    """Run every phenomenon for every rule in ``settings`` (``{label: {"rule": name, **params}}``).
+
+    >>> table = phenomena_table({"delta": {"rule": "delta", "beta": 0.2}}, device="cpu")
+    >>> table.reproduced()["delta"]["spontaneous_recovery"]
+    False
+    """
+    results = {}
+    for label, setting in settings.items():
+        setting = dict(setting)
+        rule = setting.pop("rule")
+        results[label] = {name: phenomenon_index(name, rule, **kwargs, **setting) for name in PHENOMENA}
+    return PhenomenaTable(results)

@@ -1,0 +1,278 @@
+r"""Write rules of a sequence memory: how each CS-US pairing changes the store.
+
+Every rule reads and writes the state of :mod:`pavlov.attention`, :math:`S_t \in \mathbb R^{d_k \times d_v}`
+with row vectors, and reads after writing, :math:`o_t = q_t S_t`. They differ in the write:
+
+=================  ==================================================================================================
+``hebbian``        :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top v_t` (the source's additive store)
+``decay``          :math:`S_t = \gamma_t S_{t-1} + k_t^\top v_t` (forgetting, as in RetNet)
+``delta``          :math:`S_t = S_{t-1} + \beta_t\, k_t^\top (v_t - k_t S_{t-1})` (DeltaNet; Rescorla-Wagner)
+``gated_delta``    :math:`S_t = \gamma_t (I - \beta_t k_t^\top k_t) S_{t-1} + \beta_t\, k_t^\top v_t` (Gated DeltaNet)
+``oja``            source: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\,\mathrm{diag}(v_t^2))`;
+                   standard: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\, v_t^\top v_t)`
+``bcm``            :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top (v_t \odot (v_t - \theta_{t-1}))`,
+                   :math:`\theta_t = \theta_{t-1} + (v_t^2 - \theta_{t-1})/\tau`
+=================  ==================================================================================================
+
+In the Hebbian, Oja and BCM rules the postsynaptic activity is the US :math:`v_t`, which drives the
+output unconditionally, as in the source's store. Oja's standard form (his subspace rule, one
+output per column of :math:`S`) subtracts the whole output outer product :math:`v^\top v`; the
+source keeps only its diagonal, which makes every column an independent single-neuron Oja rule. For
+a one-dimensional US the two coincide. BCM's state is the pair :math:`(S, \theta)`, with the sliding
+threshold :math:`\theta \in \mathbb R^{d_v}` a running mean of :math:`v^2` over about ``tau`` steps.
+
+Every rule has the signature ``rule(q, k, v, *, <parameters>, initial_state=None, chunk_size=None)
+-> (outputs, final_state)`` with ``q, k: [..., T, d_k]``, ``v: [..., T, d_v]``, outputs
+``[..., T, d_v]`` and a state ``[..., d_k, d_v]`` (zero when ``initial_state`` is None). A parameter
+is a number or a tensor of one value per step, ``[..., T]``, broadcast over the batch.
+
+``chunk_size=None`` runs the recurrence one step at a time. A ``chunk_size`` runs the linear rules
+(Hebbian, decay, delta, gated delta) chunkwise in parallel: inside a chunk of :math:`C` steps the
+delta rule's corrections solve one unit lower-triangular system (the WY/UT form of Yang et al. 2024),
+
+.. math::
+
+    (I + \mathrm{diag}(\beta)\, \mathrm{tril}_{-1}(D \odot K K^\top))\, U
+        = \mathrm{diag}(\beta)\,(V - \mathrm{diag}(\Gamma)\, K S_0), \qquad
+    O = \mathrm{diag}(\Gamma)\, Q S_0 + \mathrm{tril}(D \odot Q K^\top)\, U,
+
+with :math:`\Gamma_t = \prod_{l \le t} \gamma_l` and :math:`D_{ti} = \prod_{i < l \le t} \gamma_l`; all chunks
+are solved at once and only the state is carried from chunk to chunk,
+:math:`S_C = \Gamma_C S_0 + \sum_i D_{Ci}\, k_i^\top u_i`. Oja and BCM are not linear in the state
+pairwise like this and run recurrently only.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from . import _validate
+
+
+def _check_inputs(q, k, v, initial_state, chunk_size, *, chunked: bool = True):
+    _validate.sequences(q, k, v)
+    if chunk_size is not None:
+        if not chunked:
+            raise ValueError("chunk_size must be None: this rule has only a recurrent form")
+        _validate.positive_int("chunk_size", chunk_size)
+    state_shape = (*q.shape[:-2], q.shape[-1], v.shape[-1])
+    if initial_state is None:
+        return q.new_zeros(state_shape)
+    _validate.tensor("initial_state", initial_state, min_dim=2)
+    _validate.same_device_dtype(q=q, initial_state=initial_state)
+    if tuple(initial_state.shape) != state_shape:
+        raise ValueError(f"initial_state must have shape {state_shape} (batch..., d_k, d_v), "
+                         f"got {tuple(initial_state.shape)}")
+    return initial_state
+
+
+def _per_step(name: str, value, q: torch.Tensor, *, low: float = 0.0, high: float | None = None) -> torch.Tensor:
+    """A rate as a ``[..., T]`` tensor broadcast over the batch of ``q``, checked to lie in [low, high]."""
+    steps = q.shape[:-1]
+    if isinstance(value, torch.Tensor):
+        _validate.tensor(name, value, min_dim=0)
+        _validate.same_device_dtype(q=q, **{name: value})
+        if value.dim() > 0 and value.shape[-1] != steps[-1]:
+            raise ValueError(f"{name} must be a number or have one value per step (last dimension {steps[-1]}), "
+                             f"got shape {tuple(value.shape)}")
+        try:
+            value = value.expand(steps)
+        except RuntimeError:
+            raise ValueError(f"{name} of shape {tuple(value.shape)} does not broadcast to the steps "
+                             f"{tuple(steps)} of q") from None
+        lo, hi = torch.aminmax(value.detach())
+        lo, hi = float(lo), float(hi)
+    else:
+        lo = hi = _validate.finite_float(name, value)
+        value = q.new_full(steps, lo)
+    if lo < low or (high is not None and hi > high):
+        rng = f"[{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must lie in {rng}, got values from {lo} to {hi}")
+    return value
+
+
+def _linear_recurrent(q, k, v, gamma, beta, state, *, correct: bool):
+    """One step at a time: :math:`S_t = \\gamma_t S_{t-1} + k_t^T u_t`, :math:`u_t = \\beta_t (v_t - [\\gamma_t k_t S_{t-1}])`."""
+    outputs = []
+    for t in range(q.shape[-2]):
+        kt, g, b = k[..., t, :], gamma[..., t, None, None], beta[..., t, None]
+        state = g * state
+        u = b * (v[..., t, :] - (kt[..., None, :] @ state).squeeze(-2)) if correct else b * v[..., t, :]
+        state = state + kt[..., :, None] * u[..., None, :]
+        outputs.append((q[..., t, None, :] @ state).squeeze(-2))
+    return torch.stack(outputs, dim=-2), state
+
+
+def _segment_sums(x: torch.Tensor) -> torch.Tensor:
+    """``[..., C] -> [..., C, C]``: entry ``(t, i)`` is :math:`\\sum_{i < l \\le t} x_l` below the diagonal, -inf above.
+
+    Summing masked copies instead of differencing a cumulative sum keeps ``log 0 = -inf`` exact.
+    """
+    size = x.shape[-1]
+    ones = torch.ones(size, size, dtype=torch.bool, device=x.device)
+    sums = x[..., :, None].expand(*x.shape, size).masked_fill(~ones.tril(-1), 0).cumsum(-2)
+    return sums.masked_fill(~ones.tril(), float("-inf"))
+
+
+def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size: int):
+    length = q.shape[-2]
+    pad = -length % chunk_size
+    # padded steps write nothing (beta = 0) and keep the state (gamma = 1)
+    q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    log_gamma, beta = F.pad(gamma.log(), (0, pad)), F.pad(beta, (0, pad))
+    split = lambda x, *tail: x.reshape(*x.shape[:-1 - len(tail)], -1, chunk_size, *tail)  # noqa: E731
+    q, k, v = split(q, q.shape[-1]), split(k, k.shape[-1]), split(v, v.shape[-1])           # (..., n, C, d)
+    log_gamma, beta = split(log_gamma), split(beta)                                          # (..., n, C)
+
+    decay = _segment_sums(log_gamma).exp()                          # D_ti, zero above the diagonal
+    gain = log_gamma.cumsum(-1).exp()                               # Gamma_t
+    scores = (q @ k.transpose(-1, -2)) * decay                      # tril(D * Q K^T)
+    writes = beta[..., None] * v
+    query_state = gain[..., None] * q                               # reads of the chunk's initial state
+    if correct:
+        system = torch.eye(chunk_size, dtype=q.dtype, device=q.device) + \
+            (beta[..., None] * (k @ k.transpose(-1, -2)) * decay).tril(-1)
+        rhs = torch.cat([writes, (beta * gain)[..., None] * k], dim=-1)
+        solved = torch.linalg.solve_triangular(system, rhs, upper=False, unitriangular=True)
+        writes, corrections = solved.split([v.shape[-1], k.shape[-1]], dim=-1)   # U = U' - W S_0
+        query_state = query_state - scores @ corrections
+    local = scores @ writes
+    carried_keys = (k * decay[..., -1, :, None]).transpose(-1, -2)  # (D_Ci k_i)^T
+    chunk_gain = gain[..., -1, None, None]
+
+    outputs = []
+    for c in range(q.shape[-3]):      # only the state crosses chunk boundaries
+        outputs.append(local[..., c, :, :] + query_state[..., c, :, :] @ state)
+        u = writes[..., c, :, :] - corrections[..., c, :, :] @ state if correct else writes[..., c, :, :]
+        state = chunk_gain[..., c, :, :] * state + carried_keys[..., c, :, :] @ u
+    return torch.cat(outputs, dim=-2)[..., :length, :], state
+
+
+def _linear(q, k, v, gamma, beta, initial_state, chunk_size, *, correct: bool):
+    state = _check_inputs(q, k, v, initial_state, chunk_size)
+    gamma = _per_step("gamma", gamma, q, high=1.0) if gamma is not None else q.new_ones(q.shape[:-1])
+    if chunk_size is None:
+        return _linear_recurrent(q, k, v, gamma, beta, state, correct=correct)
+    return _linear_chunkwise(q, k, v, gamma, beta, state, correct=correct, chunk_size=chunk_size)
+
+
+def hebbian(q, k, v, *, alpha=1.0, initial_state=None, chunk_size=None):
+    r"""The additive Hebbian rule :math:`S_t = S_{t-1} + \alpha_t k_t^\top v_t`, read as :math:`o_t = q_t S_t`.
+
+    Example:
+        >>> q = k = torch.eye(2, dtype=torch.float64)
+        >>> v = torch.tensor([[1.0], [2.0]], dtype=torch.float64)
+        >>> out, state = hebbian(q, k, v, alpha=0.5)
+        >>> out.squeeze(-1).tolist(), state.squeeze(-1).tolist()
+        ([0.5, 1.0], [0.5, 1.0])
+    """
+    alpha = _per_step("alpha", alpha, q)
+    return _linear(q, k, v, None, alpha, initial_state, chunk_size, correct=False)
+
+
+def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
+    r"""The forgetting rule :math:`S_t = \gamma_t S_{t-1} + k_t^\top v_t`, with :math:`0 \le \gamma_t \le 1`.
+
+    Example:
+        >>> q = k = torch.ones(3, 1, dtype=torch.float64)
+        >>> decay(q, k, torch.ones(3, 1, dtype=torch.float64), gamma=0.5)[0].squeeze(-1).tolist()
+        [1.0, 1.5, 1.75]
+    """
+    return _linear(q, k, v, gamma, _per_step("beta", 1.0, q), initial_state, chunk_size, correct=False)
+
+
+def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
+    r"""The delta rule :math:`S_t = S_{t-1} + \beta_t k_t^\top (v_t - k_t S_{t-1})`: write only the error.
+
+    With a unit key and :math:`\beta = 1` the pairing overwrites what the key recalled before.
+
+    Example:
+        >>> k = torch.tensor([[1.0], [1.0]], dtype=torch.float64)
+        >>> v = torch.tensor([[2.0], [5.0]], dtype=torch.float64)
+        >>> delta(k, k, v, beta=1.0)[0].squeeze(-1).tolist()
+        [2.0, 5.0]
+    """
+    return _linear(q, k, v, None, _per_step("beta", beta, q), initial_state, chunk_size, correct=True)
+
+
+def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
+    r"""Decay and delta together, :math:`S_t = \gamma_t (I - \beta_t k_t^\top k_t) S_{t-1} + \beta_t k_t^\top v_t`.
+
+    Example:
+        >>> k = torch.ones(2, 1, dtype=torch.float64)
+        >>> gated_delta(k, k, torch.tensor([[2.0], [5.0]], dtype=torch.float64), gamma=0.5, beta=0.5)[0].squeeze(-1).tolist()
+        [1.0, 2.75]
+    """
+    return _linear(q, k, v, gamma, _per_step("beta", beta, q), initial_state, chunk_size, correct=True)
+
+
+OJA_FORMS = ("source", "standard")
+
+
+def oja(q, k, v, *, alpha, form="source", initial_state=None, chunk_size=None):
+    r"""Oja's rule with the US as output: the source's per-column form or the standard subspace form.
+
+    ``form="source"``: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1} \mathrm{diag}(v_t^2))`;
+    ``form="standard"``: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1} v_t^\top v_t)`.
+
+    Example (a repeated pair: the source's form converges to :math:`k^\top (1/v)`):
+        >>> k = torch.ones(200, 1, dtype=torch.float64)
+        >>> v = torch.tensor([[0.5, 2.0]], dtype=torch.float64).expand(200, 2)
+        >>> oja(k, k, v, alpha=0.4)[1].round(decimals=6).tolist()
+        [[2.0, 0.5]]
+    """
+    _validate.option("form", form, OJA_FORMS)
+    state = _check_inputs(q, k, v, initial_state, chunk_size, chunked=False)
+    alpha = _per_step("alpha", alpha, q)
+    outputs = []
+    for t in range(q.shape[-2]):
+        kt, vt, a = k[..., t, :], v[..., t, :], alpha[..., t, None, None]
+        if form == "source":
+            forget = state * vt[..., None, :] ** 2                              # S diag(v^2)
+        else:
+            forget = (state @ vt[..., :, None]) * vt[..., None, :]              # S v^T v
+        state = state + a * (kt[..., :, None] * vt[..., None, :] - forget)
+        outputs.append((q[..., t, None, :] @ state).squeeze(-2))
+    return torch.stack(outputs, dim=-2), state
+
+
+def bcm(q, k, v, *, alpha, tau, initial_state=None, chunk_size=None):
+    r"""The BCM rule with a sliding threshold, :math:`S_t = S_{t-1} + \alpha_t k_t^\top (v_t \odot (v_t - \theta_{t-1}))`.
+
+    The threshold tracks the mean squared activity, :math:`\theta_t = \theta_{t-1} + (v_t^2 - \theta_{t-1}) / \tau`,
+    ``tau >= 1`` steps. The state is the pair ``(S [..., d_k, d_v], theta [..., d_v])``; ``initial_state``
+    is such a pair or None (both zero).
+
+    Example (a repeated unit US: potentiation stops as the threshold reaches :math:`v^2 = 1`):
+        >>> k = v = torch.ones(100, 1, dtype=torch.float64)
+        >>> out, (state, theta) = bcm(k, k, v, alpha=0.1, tau=5.0)
+        >>> round(state.item(), 6), round(theta.item(), 6)
+        (0.5, 1.0)
+    """
+    if initial_state is None:
+        state = _check_inputs(q, k, v, None, chunk_size, chunked=False)
+        theta = v.new_zeros(v.shape[:-2] + v.shape[-1:])
+    else:
+        if not isinstance(initial_state, tuple) or len(initial_state) != 2:
+            raise TypeError("initial_state of bcm must be a pair (state, theta) or None")
+        state = _check_inputs(q, k, v, initial_state[0], chunk_size, chunked=False)
+        theta = _validate.tensor("initial_state theta", initial_state[1])
+        if theta.shape != v.shape[:-2] + v.shape[-1:]:
+            raise ValueError(f"initial_state theta must have shape {tuple(v.shape[:-2] + v.shape[-1:])}, "
+                             f"got {tuple(theta.shape)}")
+    alpha = _per_step("alpha", alpha, q)
+    tau = _validate.finite_float("tau", tau)
+    if tau < 1:
+        raise ValueError(f"tau must be at least 1 step, got {tau}")
+    outputs = []
+    for t in range(q.shape[-2]):
+        kt, vt = k[..., t, :], v[..., t, :]
+        state = state + alpha[..., t, None, None] * kt[..., :, None] * (vt * (vt - theta))[..., None, :]
+        theta = theta + (vt ** 2 - theta) / tau
+        outputs.append((q[..., t, None, :] @ state).squeeze(-2))
+    return torch.stack(outputs, dim=-2), (state, theta)
+
+
+RULES = {"hebbian": hebbian, "decay": decay, "delta": delta, "gated_delta": gated_delta, "oja": oja, "bcm": bcm}
+CHUNKWISE = ("hebbian", "decay", "delta", "gated_delta")
