@@ -34,6 +34,9 @@ class Drift(NamedTuple):
 
     def recovery(self, fraction: float = 0.9) -> int | None:
         """Epochs after the switch until the mean quality regains ``fraction`` of its value just before it."""
+        fraction = _validate.finite_float("fraction", fraction, positive=True)
+        if fraction > 1:
+            raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
         quality = self.quality.mean(0)
         before = quality[self.epochs_before - 1]
         regained = (quality[self.epochs_before:] >= fraction * before).nonzero()

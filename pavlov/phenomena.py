@@ -34,7 +34,8 @@ from . import _validate
 from .rules import RULES
 from .runtime import generator, resolve
 
-_PHASE = re.compile(r"\s*(\d+)\s+\(?([A-Z]+[+-](?:\s*,\s*[A-Z]+[+-])*)\)?\s*")
+_TRIAL = r"[A-Z]+[+-]"
+_PHASE = re.compile(rf"\s*(\d+)\s+(?:({_TRIAL})|\(\s*({_TRIAL}(?:\s*,\s*{_TRIAL})*)\s*\))\s*")
 
 
 def parse_design(design: str) -> list[tuple[int, list[tuple[str, bool]]]]:
@@ -51,7 +52,7 @@ def parse_design(design: str) -> list[tuple[int, list[tuple[str, bool]]]]:
         if match is None or int(match.group(1)) < 1:
             raise ValueError(f"design phase {text.strip()!r} must read '<trials> <CS>+' or '<trials> (<CS>+, <CS>-)', "
                              f"with capital letters for stimuli")
-        trials = [(t.strip()[:-1], t.strip()[-1] == "+") for t in match.group(2).split(",")]
+        trials = [(t.strip()[:-1], t.strip()[-1] == "+") for t in (match.group(2) or match.group(3)).split(",")]
         phases.append((int(match.group(1)), trials))
     return phases
 
@@ -109,6 +110,8 @@ def responses(rule: str, design: str, test: str, cs: dict[str, torch.Tensor], *,
     [0.5, 0.75, 0.875]
     """
     _validate.option("rule", rule, tuple(RULES))
+    if not isinstance(test, str) or not test or set(test) - set(cs):
+        raise ValueError(f"test must name stimuli of cs ({''.join(sorted(cs))}), got {test!r}")
     keys, values, ends = trials(design, cs, us=us)
     probe = sum(cs[x] for x in test).expand_as(keys)
     outputs, _ = RULES[rule](probe, keys, values, **params)

@@ -81,6 +81,8 @@ def _per_step(name: str, value, q: torch.Tensor, *, low: float = 0.0, high: floa
         except RuntimeError:
             raise ValueError(f"{name} of shape {tuple(value.shape)} does not broadcast to the steps "
                              f"{tuple(steps)} of q") from None
+        if value.device.type == "meta":       # shapes only: no values to check
+            return value
         lo, hi = torch.aminmax(value.detach())
         lo, hi = float(lo), float(hi)
     else:
@@ -104,15 +106,16 @@ def _linear_recurrent(q, k, v, gamma, beta, state, *, correct: bool):
     return torch.stack(outputs, dim=-2), state
 
 
-def _segment_sums(x: torch.Tensor) -> torch.Tensor:
-    """``[..., C] -> [..., C, C]``: entry ``(t, i)`` is :math:`\\sum_{i < l \\le t} x_l` below the diagonal, -inf above.
+def _segment_products(x: torch.Tensor) -> torch.Tensor:
+    """``[..., C] -> [..., C, C]``: entry ``(t, i)`` is :math:`\\prod_{i < l \\le t} x_l` on and below the diagonal, 0 above.
 
-    Summing masked copies instead of differencing a cumulative sum keeps ``log 0 = -inf`` exact.
+    Products of masked copies, not ratios of cumulative products, so a zero (a step that forgets
+    everything) stays exact and keeps a finite gradient.
     """
     size = x.shape[-1]
     ones = torch.ones(size, size, dtype=torch.bool, device=x.device)
-    sums = x[..., :, None].expand(*x.shape, size).masked_fill(~ones.tril(-1), 0).cumsum(-2)
-    return sums.masked_fill(~ones.tril(), float("-inf"))
+    products = x[..., :, None].expand(*x.shape, size).masked_fill(~ones.tril(-1), 1).cumprod(-2)
+    return products.masked_fill(~ones.tril(), 0)
 
 
 def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size: int):
@@ -120,13 +123,13 @@ def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size:
     pad = -length % chunk_size
     # padded steps write nothing (beta = 0) and keep the state (gamma = 1)
     q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
-    log_gamma, beta = F.pad(gamma.log(), (0, pad)), F.pad(beta, (0, pad))
+    gamma, beta = F.pad(gamma, (0, pad), value=1.0), F.pad(beta, (0, pad))
     split = lambda x, *tail: x.reshape(*x.shape[:-1 - len(tail)], -1, chunk_size, *tail)  # noqa: E731
     q, k, v = split(q, q.shape[-1]), split(k, k.shape[-1]), split(v, v.shape[-1])           # (..., n, C, d)
-    log_gamma, beta = split(log_gamma), split(beta)                                          # (..., n, C)
+    gamma, beta = split(gamma), split(beta)                                                  # (..., n, C)
 
-    decay = _segment_sums(log_gamma).exp()                          # D_ti, zero above the diagonal
-    gain = log_gamma.cumsum(-1).exp()                               # Gamma_t
+    decay = _segment_products(gamma)                                # D_ti, zero above the diagonal
+    gain = gamma.cumprod(-1)                                        # Gamma_t
     scores = (q @ k.transpose(-1, -2)) * decay                      # tril(D * Q K^T)
     writes = beta[..., None] * v
     query_state = gain[..., None] * q                               # reads of the chunk's initial state
@@ -149,9 +152,11 @@ def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size:
     return torch.cat(outputs, dim=-2)[..., :length, :], state
 
 
-def _linear(q, k, v, gamma, beta, initial_state, chunk_size, *, correct: bool):
+def _linear(q, k, v, gamma, rate: tuple[str, object], initial_state, chunk_size, *, correct: bool):
+    """The four linear rules: check, broadcast the rates (``rate``: the write rate's name and value), run a form."""
     state = _check_inputs(q, k, v, initial_state, chunk_size)
     gamma = _per_step("gamma", gamma, q, high=1.0) if gamma is not None else q.new_ones(q.shape[:-1])
+    beta = _per_step(*rate, q)
     if chunk_size is None:
         return _linear_recurrent(q, k, v, gamma, beta, state, correct=correct)
     return _linear_chunkwise(q, k, v, gamma, beta, state, correct=correct, chunk_size=chunk_size)
@@ -167,8 +172,7 @@ def hebbian(q, k, v, *, alpha=1.0, initial_state=None, chunk_size=None):
         >>> out.squeeze(-1).tolist(), state.squeeze(-1).tolist()
         ([0.5, 1.0], [0.5, 1.0])
     """
-    alpha = _per_step("alpha", alpha, q)
-    return _linear(q, k, v, None, alpha, initial_state, chunk_size, correct=False)
+    return _linear(q, k, v, None, ("alpha", alpha), initial_state, chunk_size, correct=False)
 
 
 def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
@@ -179,7 +183,7 @@ def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
         >>> decay(q, k, torch.ones(3, 1, dtype=torch.float64), gamma=0.5)[0].squeeze(-1).tolist()
         [1.0, 1.5, 1.75]
     """
-    return _linear(q, k, v, gamma, _per_step("beta", 1.0, q), initial_state, chunk_size, correct=False)
+    return _linear(q, k, v, gamma, ("beta", 1.0), initial_state, chunk_size, correct=False)
 
 
 def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
@@ -193,7 +197,7 @@ def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
         >>> delta(k, k, v, beta=1.0)[0].squeeze(-1).tolist()
         [2.0, 5.0]
     """
-    return _linear(q, k, v, None, _per_step("beta", beta, q), initial_state, chunk_size, correct=True)
+    return _linear(q, k, v, None, ("beta", beta), initial_state, chunk_size, correct=True)
 
 
 def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
@@ -204,7 +208,7 @@ def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
         >>> gated_delta(k, k, torch.tensor([[2.0], [5.0]], dtype=torch.float64), gamma=0.5, beta=0.5)[0].squeeze(-1).tolist()
         [1.0, 2.75]
     """
-    return _linear(q, k, v, gamma, _per_step("beta", beta, q), initial_state, chunk_size, correct=True)
+    return _linear(q, k, v, gamma, ("beta", beta), initial_state, chunk_size, correct=True)
 
 
 OJA_FORMS = ("source", "standard")
@@ -258,9 +262,12 @@ def bcm(q, k, v, *, alpha, tau, initial_state=None, chunk_size=None):
             raise TypeError("initial_state of bcm must be a pair (state, theta) or None")
         state = _check_inputs(q, k, v, initial_state[0], chunk_size, chunked=False)
         theta = _validate.tensor("initial_state theta", initial_state[1])
+        _validate.same_device_dtype(v=v, **{"initial_state theta": theta})
         if theta.shape != v.shape[:-2] + v.shape[-1:]:
             raise ValueError(f"initial_state theta must have shape {tuple(v.shape[:-2] + v.shape[-1:])}, "
                              f"got {tuple(theta.shape)}")
+        if theta.device.type != "meta" and bool((theta < 0).any()):
+            raise ValueError("initial_state theta must be non-negative (a running mean of v^2)")
     alpha = _per_step("alpha", alpha, q)
     tau = _validate.finite_float("tau", tau)
     if tau < 1:

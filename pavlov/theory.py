@@ -777,7 +777,8 @@ def decay_isr(age: int, *, gamma: float, d: int, length: int | None = None) -> f
     """
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
         raise ValueError(f"age must be a non-negative integer, got {age!r}")
-    return _decay_interference(gamma, d, length) / gamma ** (2 * age) - 1 / d
+    interference, signal = _decay_interference(gamma, d, length), gamma ** (2 * age)
+    return interference / signal - 1 / d if signal > 0 else math.inf    # a signal below the smallest float
 
 
 def _decay_interference(gamma: float, d: int, length: int | None) -> float:
@@ -807,7 +808,8 @@ def decay_horizon(*, gamma: float, d: int, length: int | None = None) -> float:
     """
     if gamma == 1:
         raise ValueError("gamma must be below 1: the Hebbian store has no horizon (every pair has one ISR)")
-    return math.log((1 + 1 / d) / _decay_interference(gamma, d, length)) / (2 * math.log(1 / gamma))
+    interference = _decay_interference(gamma, d, length)          # checks gamma, d and length first
+    return math.log((1 + 1 / d) / interference) / (2 * math.log(1 / gamma))
 
 
 def optimal_decay(d: int) -> tuple[float, float]:
@@ -822,8 +824,7 @@ def optimal_decay(d: int) -> tuple[float, float]:
     >>> round(gamma, 4), round(horizon, 2)
     (0.9791, 23.91)
     """
-    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-        raise ValueError(f"d must be a positive integer, got {d!r}")
+    d = _validate.positive_int("d", d)
     return 1 - math.e / (2 * (d + 1)), (d + 1) / math.e
 
 
@@ -839,8 +840,11 @@ def hebbian_drift(epochs_old: int, epochs_new: int, *, n_pairs: int, d: int) -> 
     >>> hebbian_drift(3, 4, n_pairs=1, d=8)
     (4.0, 25.0, 25.0)
     """
+    epochs_old, epochs_new = (_validate.finite_float(name, value, nonnegative=True)     # real epochs allowed
+                              for name, value in (("epochs_old", epochs_old), ("epochs_new", epochs_new)))
+    n_pairs, d = _validate.positive_int("n_pairs", n_pairs), _validate.positive_int("d", d)
     weight = epochs_old ** 2 + epochs_new ** 2
-    return float(epochs_new), weight * (1 + (n_pairs - 1) / d), float(n_pairs * weight)
+    return epochs_new, weight * (1 + (n_pairs - 1) / d), n_pairs * weight
 
 
 def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str = "source"):
@@ -856,8 +860,15 @@ def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str
     tensor([[2.0000, 0.5000],
             [0.0000, 0.0000]])
     """
-    if form not in ("source", "standard"):
-        raise ValueError(f"form must be 'source' or 'standard', got {form!r}")
+    _validate.option("form", form, ("source", "standard"))
+    for name, x in (("k", k), ("v", v)):
+        _validate.tensor(name, x)
+        if x.dim() != 1:
+            raise ValueError(f"{name} must be one vector (1 dimension), got shape {tuple(x.shape)}")
+    _validate.same_device_dtype(k=k, v=v)
+    alpha = _validate.finite_float("alpha", alpha, positive=True)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+        raise ValueError(f"steps must be a non-negative integer or None, got {steps!r}")
     if form == "source":
         gain = v ** 2
         inverse = torch.where(v != 0, 1 / torch.where(v != 0, v, 1), 0)       # 1/v_j, 0 where v_j = 0
