@@ -1,10 +1,12 @@
 # The book's two commands: `make book` and `make test`. Both set up .venv when it is missing or stale.
+# `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
+# benchmarks/results.json and benchmarks/RESULTS.md, which the appendix reads.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: book test clean
+.PHONY: book test bench browser-test clean
 
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going --all
@@ -12,9 +14,17 @@ book: $(READY)
 test: $(READY)
 	$(BIN)/python -m pytest
 
-$(READY): requirements.txt pyproject.toml
+# The built book in headless Chromium (tests/test_browser.py); `make test` runs it too when _build/html exists.
+browser-test: $(READY)
+	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest tests/test_browser.py
+
+bench: $(READY)
+	$(BIN)/python -m benchmarks.run
+
+$(READY): requirements.txt benchmarks/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r benchmarks/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 

@@ -106,6 +106,37 @@ def _linear_recurrent(q, k, v, gamma, beta, state, *, correct: bool):
     return torch.stack(outputs, dim=-2), state
 
 
+def _decays(gamma: torch.Tensor, positive: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``D [..., C, C]`` with :math:`D_{ti} = \\prod_{i < l \\le t} \\gamma_l` below the diagonal, and ``Gamma [..., C, 1]``.
+
+    With every :math:`\\gamma > 0` (``positive``), one difference of cumulative log-decays; with a zero (a step
+    that forgets everything), products of masked copies, which keep the zero exact and its gradient finite.
+    """
+    if not positive:
+        decay = _segment_products(gamma)
+        return decay, decay[..., :, :1] * gamma[..., :1, None]     # Gamma_t = D_t1 gamma_1
+    log_gain = gamma.log().cumsum(-1)                                # log Gamma_t
+    above = torch.ones(gamma.shape[-1], gamma.shape[-1], dtype=torch.bool, device=gamma.device).triu(1)
+    decay = (log_gain[..., :, None] - log_gain[..., None, :]).masked_fill(above, float("-inf")).exp()
+    return decay, log_gain.exp()[..., None]
+
+
+def _scan(gains, inputs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+    """All states of :math:`S_{c+1} = a_c S_c + I_c` from :math:`S_0`: ``[..., m + 1, d_k, d_v]``, in matrix products.
+
+    ``gains`` ``[..., m]`` (None: all 1), ``inputs`` ``[..., m, d_k, d_v]``. Row ``c`` of the weights holds
+    :math:`\\prod_{j < l < c} a_l` for every earlier chunk ``j``, so the scan needs no loop.
+    """
+    if gains is None:
+        added = inputs.cumsum(-3)
+        return torch.cat([state[..., None, :, :], state[..., None, :, :] + added], dim=-3)
+    ones = gains.new_ones(gains.shape[:-1] + (1,))
+    weights = F.pad(_segment_products(gains), (0, 0, 1, 0))             # (..., m + 1, m): zero unless j < c
+    reach = torch.cat([ones, gains.cumprod(-1)], dim=-1)               # prod_{l < c} a_l, (..., m + 1)
+    flat = weights @ inputs.flatten(-2)                                # (..., m + 1, d_k d_v)
+    return flat.unflatten(-1, inputs.shape[-2:]) + reach[..., None, None] * state[..., None, :, :]
+
+
 def _segment_products(x: torch.Tensor) -> torch.Tensor:
     """``[..., C] -> [..., C, C]``: entry ``(t, i)`` is :math:`\\prod_{i < l \\le t} x_l` on and below the diagonal, 0 above.
 
@@ -118,46 +149,80 @@ def _segment_products(x: torch.Tensor) -> torch.Tensor:
     return products.masked_fill(~ones.tril(), 0)
 
 
+BLOCK_STEPS = 512    # steps whose chunks are prepared together: the chunk tensors of one block stay in cache
+
+
 def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size: int):
+    """Blocks of chunks at a time: every chunk of a block at once, then one product per chunk for the state."""
     length = q.shape[-2]
     pad = -length % chunk_size
-    # padded steps write nothing (beta = 0) and keep the state (gamma = 1)
-    q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
-    gamma, beta = F.pad(gamma, (0, pad), value=1.0), F.pad(beta, (0, pad))
-    split = lambda x, *tail: x.reshape(*x.shape[:-1 - len(tail)], -1, chunk_size, *tail)  # noqa: E731
-    q, k, v = split(q, q.shape[-1]), split(k, k.shape[-1]), split(v, v.shape[-1])           # (..., n, C, d)
-    gamma, beta = split(gamma), split(beta)                                                  # (..., n, C)
+    if pad:   # padded steps write nothing (beta = 0) and keep the state (gamma = 1)
+        q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+        beta = None if beta is None else F.pad(beta, (0, pad))
+        gamma = None if gamma is None else F.pad(gamma, (0, pad), value=1.0)
+    split = lambda x: x.reshape(*x.shape[:-2], -1, chunk_size, x.shape[-1])  # noqa: E731  (..., n, C, d)
+    q, k, v = split(q), split(k), split(v)
+    beta = None if beta is None else split(beta[..., None])
+    gamma = None if gamma is None else split(gamma[..., None])
+    chunks, per_block = q.shape[-3], max(1, BLOCK_STEPS // chunk_size)
+    positive = gamma is not None and bool((gamma > 0).all())        # once: decays may then be taken in logs
+    outputs = []
+    for start in range(0, chunks, per_block):
+        block = slice(start, start + per_block)
+        out, state = _chunk_block(q[..., block, :, :], k[..., block, :, :], v[..., block, :, :],
+                                  None if gamma is None else gamma[..., block, :, :],
+                                  None if beta is None else beta[..., block, :, :],
+                                  state, correct=correct, positive=positive)
+        outputs.append(out)
+    return torch.cat(outputs, dim=-3).flatten(-3, -2)[..., :length, :], state
 
-    decay = _segment_products(gamma)                                # D_ti, zero above the diagonal
-    gain = gamma.cumprod(-1)                                        # Gamma_t
-    scores = (q @ k.transpose(-1, -2)) * decay                      # tril(D * Q K^T)
-    writes = beta[..., None] * v
-    query_state = gain[..., None] * q                               # reads of the chunk's initial state
+
+def _chunk_block(q, k, v, gamma, beta, state, *, correct: bool, positive: bool = True):
+    """One block of chunks ``[..., m, C, d]`` (rates ``[..., m, C, 1]``); ``gamma=None`` means no forgetting."""
+    size = q.shape[-2]
+    k_t = k.transpose(-1, -2)
+    if gamma is None:             # D is the causal mask and Gamma = 1: skip the products
+        scores = (q @ k_t).tril_()                                  # tril(Q K^T)
+        query_state, carried_t = q, k_t
+    else:
+        decay, gain = _decays(gamma[..., 0], positive)              # D_ti (zero above the diagonal), Gamma_t
+        scores = (q @ k_t) * decay                                  # tril(D * Q K^T)
+        query_state, carried_t = gain * q, (k * decay[..., -1, :, None]).transpose(-1, -2)  # (D_Ci k_i)^T
+    writes = v if beta is None else beta * v                        # beta None: rate 1 (the decay rule)
     if correct:
-        system = torch.eye(chunk_size, dtype=q.dtype, device=q.device) + \
-            (beta[..., None] * (k @ k.transpose(-1, -2)) * decay).tril(-1)
-        rhs = torch.cat([writes, (beta * gain)[..., None] * k], dim=-1)
-        solved = torch.linalg.solve_triangular(system, rhs, upper=False, unitriangular=True)
-        writes, corrections = solved.split([v.shape[-1], k.shape[-1]], dim=-1)   # U = U' - W S_0
+        # T = (I + diag(beta) tril_-1(D * K K^T))^-1, then U' = T diag(beta) V and W = T diag(beta Gamma) K
+        coupling = k @ k_t if gamma is None else (k @ k_t) * decay
+        system = (beta * coupling.tril_(-1)).diagonal_scatter(q.new_ones(size).expand(coupling.shape[:-1]),
+                                                              dim1=-2, dim2=-1)
+        eye = torch.eye(size, dtype=q.dtype, device=q.device)
+        inverse = torch.linalg.solve_triangular(system, eye, upper=False, unitriangular=True)
+        writes, corrections = inverse @ writes, inverse @ (beta * (k if gamma is None else gain * k))
         query_state = query_state - scores @ corrections
     local = scores @ writes
-    carried_keys = (k * decay[..., -1, :, None]).transpose(-1, -2)  # (D_Ci k_i)^T
-    chunk_gain = gain[..., -1, None, None]
+    inputs = carried_t @ writes                                     # what a chunk adds to the state
+    if not correct:               # the state at each chunk's start is a weighted sum of the chunks before it
+        starts = _scan(None if gamma is None else gain[..., -1, 0], inputs, state)
+        return local + query_state @ starts[..., :-1, :, :], starts[..., -1, :, :]
+    chunk_gain = 1.0 if gamma is None else gain[..., -1:, :]        # (..., m, 1, 1)
+    eye_k = torch.eye(k.shape[-1], dtype=q.dtype, device=q.device)
+    steps = (chunk_gain * eye_k - carried_t @ corrections).unbind(-3)   # S_next = (Gamma_C I - K~^T W) S + K~^T U'
+    states = []
+    # only the delta rules' state crosses chunk boundaries one chunk at a time; unbind once, as indexing in
+    # the loop costs a full-size gradient buffer per chunk in the backward pass
+    for step, added in zip(steps, inputs.unbind(-3)):
+        states.append(state)
+        state = torch.baddbmm(added, step, state) if state.dim() == 3 else step @ state + added
+    return local + query_state @ torch.stack(states, dim=-3), state
 
-    outputs = []
-    for c in range(q.shape[-3]):      # only the state crosses chunk boundaries
-        outputs.append(local[..., c, :, :] + query_state[..., c, :, :] @ state)
-        u = writes[..., c, :, :] - corrections[..., c, :, :] @ state if correct else writes[..., c, :, :]
-        state = chunk_gain[..., c, :, :] * state + carried_keys[..., c, :, :] @ u
-    return torch.cat(outputs, dim=-2)[..., :length, :], state
 
-
-def _linear(q, k, v, gamma, rate: tuple[str, object], initial_state, chunk_size, *, correct: bool):
+def _linear(q, k, v, gamma, rate: tuple[str, object] | None, initial_state, chunk_size, *, correct: bool):
     """The four linear rules: check, broadcast the rates (``rate``: the write rate's name and value), run a form."""
     state = _check_inputs(q, k, v, initial_state, chunk_size)
-    gamma = _per_step("gamma", gamma, q, high=1.0) if gamma is not None else q.new_ones(q.shape[:-1])
-    beta = _per_step(*rate, q)
+    gamma = _per_step("gamma", gamma, q, high=1.0) if gamma is not None else None
+    beta = _per_step(*rate, q) if rate is not None else None        # None: every write at rate 1
     if chunk_size is None:
+        beta = q.new_ones(q.shape[:-1]) if beta is None else beta
+        gamma = q.new_ones(q.shape[:-1]) if gamma is None else gamma
         return _linear_recurrent(q, k, v, gamma, beta, state, correct=correct)
     return _linear_chunkwise(q, k, v, gamma, beta, state, correct=correct, chunk_size=chunk_size)
 
@@ -183,7 +248,7 @@ def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
         >>> decay(q, k, torch.ones(3, 1, dtype=torch.float64), gamma=0.5)[0].squeeze(-1).tolist()
         [1.0, 1.5, 1.75]
     """
-    return _linear(q, k, v, gamma, ("beta", 1.0), initial_state, chunk_size, correct=False)
+    return _linear(q, k, v, gamma, None, initial_state, chunk_size, correct=False)
 
 
 def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
