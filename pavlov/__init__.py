@@ -14,9 +14,9 @@ __version__ = "0.1.0"
 
 from . import (attention, claims, conditioning, drift, maps, phenomena, rules, stacking, stats, stimuli,  # noqa: E402
                stores, theory, timing)
-from .runtime import by_scale, default_device, generator, run_info, scale, setup  # noqa: E402
+from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup  # noqa: E402
 from .stimuli import random_stimuli  # noqa: E402
 
 __all__ = ["attention", "by_scale", "claims", "conditioning", "default_device", "drift", "generator", "maps",
-           "phenomena", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking", "stats", "stimuli", "stores",
+           "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking", "stats", "stimuli", "stores",
            "theory", "timing"]

@@ -45,3 +45,26 @@ def measured(ax, x, y, yerr=None, *, label: str = "measured", **kwargs):
 def theory(ax, x, y, *, label: str = "theory", **kwargs):
     """Plot a closed-form prediction as a dashed line."""
     return ax.plot(x, y, label=label, **{**THEORY, **kwargs})
+
+
+def explorer(draw, **controls) -> None:
+    """Controls (ipywidgets, by parameter name) above a figure ``draw(**values)`` that they redraw in place.
+
+    The first figure is an ordinary output, so the static HTML book shows the explorer's initial
+    state; in a running notebook (Colab, Jupyter) moving a control replaces the figure. ``draw``
+    returns a matplotlib figure and does not show it.
+    """
+    import ipywidgets
+    from IPython.display import display
+
+    def current():
+        figure = draw(**{name: control.value for name, control in controls.items()})
+        plt.close(figure)             # shown through the display handle only, not a second time by the backend
+        return figure
+
+    for name, control in controls.items():
+        control.description = control.description or name           # label each control, as interact would
+    display(ipywidgets.Box(list(controls.values()), layout=ipywidgets.Layout(flex_flow="row wrap")))
+    handle = display(current(), display_id=True)
+    for control in controls.values():
+        control.observe(lambda _: handle.update(current()), names="value")

@@ -4,6 +4,7 @@
 * :func:`scale` reads the one switch ``PAVLOV_SCALE`` (``quick`` or ``full``; by default ``full`` on a
   GPU and ``quick`` elsewhere) and :func:`by_scale` picks a size by it, so no notebook hard-codes a
   size for one machine.
+* :func:`progress` shows a progress bar over a long loop at the full scale.
 * :func:`generator` makes an explicit, seeded ``torch.Generator``; the package never touches the
   global random state.
 """
@@ -50,6 +51,22 @@ def by_scale(*, quick, full):
     >>> n_trials = by_scale(quick=200, full=10_000)
     """
     return full if scale() == "full" else quick
+
+
+def progress(iterable, *, desc: str | None = None, total: int | None = None):
+    """``iterable`` with a progress bar (``tqdm.auto``) at the full scale; unchanged at the quick scale and under CI.
+
+    Long sweeps wrap their loop in it, so a reader running a chapter on a GPU sees how far it got,
+    while tests and the book's build print nothing.
+
+    >>> list(progress(range(3), desc="trials"))
+    [0, 1, 2]
+    """
+    if scale() != "full" or os.environ.get("CI"):
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False)
 
 
 def generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:

@@ -14,19 +14,11 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from conftest import toc_files
 from IPython.core.inputtransformer2 import TransformerManager
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
-
-
-def toc_files(entry) -> list[str]:
-    """Every ``file:`` named anywhere in the table of contents, in order."""
-    if isinstance(entry, dict):
-        return ([entry["file"]] if "file" in entry else []) + [f for v in entry.values() for f in toc_files(v)]
-    if isinstance(entry, list):
-        return [f for item in entry for f in toc_files(item)]
-    return []
 
 
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
