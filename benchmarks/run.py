@@ -20,7 +20,7 @@ medians), so a burst of load on a shared machine slows both sides alike; ``ratio
 median time over ours (above 1: ours is faster). Recurrent peers step through time one pairing at a
 time and are timed with fewer repeats, in their own call with ours. Everything runs in float32 on
 :func:`pavlov.default_device`, with the number of torch threads fixed at the start (``--threads``;
-one by default on a CPU). The sizes (:data:`SIZES`) leave out the slowest forms at the longest
+two by default on a CPU). The sizes (:data:`SIZES`) leave out the slowest forms at the longest
 lengths; their records hold None and a ``note`` that says why.
 """
 
@@ -439,15 +439,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", choices=tuple(SIZES), default=None,
                         help="tiny (a smoke test), cpu, gpu; default: gpu on CUDA, else cpu")
     parser.add_argument("--out", type=Path, default=HERE, help="folder for the results (default: benchmarks/)")
-    # One thread by default on a CPU: a machine shared with other jobs deschedules a second worker
-    # thread, which stalls every small operation of the recurrent forms (tens of times slower).
+    # Two threads by default on a CPU, the cores of the machines the book is tested on. On a machine
+    # shared with other jobs a second worker thread can be descheduled, which stalls every small
+    # operation of the recurrent forms (tens of times slower): use --threads 1 there.
     parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads (default: 1 on a CPU, torch's default on a GPU machine)")
+                        help="torch threads (default: 2 on a CPU, torch's default on a GPU machine)")
     parser.add_argument("--chunk-size", type=int, default=None, help="chunk length of the chunkwise forms")
     args = parser.parse_args(argv)
     cuda = pv.default_device().type == "cuda"
     size = args.size or ("gpu" if cuda else "cpu")
-    threads = args.threads or (torch.get_num_threads() if cuda else 1)
+    threads = args.threads or (torch.get_num_threads() if cuda else min(2, os.cpu_count() or 1))
     run(size, args.out, threads=threads, chunk_size=args.chunk_size, log=lambda s: print(s, flush=True))
 
 
