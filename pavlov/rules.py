@@ -121,20 +121,21 @@ def _decays(gamma: torch.Tensor, positive: bool) -> tuple[torch.Tensor, torch.Te
     return decay, log_gain.exp()[..., None]
 
 
-def _scan(gains, inputs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-    """All states of :math:`S_{c+1} = a_c S_c + I_c` from :math:`S_0`: ``[..., m + 1, d_k, d_v]``, in matrix products.
+def _scan(gains, inputs: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The states of :math:`S_{c+1} = a_c S_c + I_c` at each chunk's start ``[..., m, d_k, d_v]``, and the last one.
 
     ``gains`` ``[..., m]`` (None: all 1), ``inputs`` ``[..., m, d_k, d_v]``. Row ``c`` of the weights holds
-    :math:`\\prod_{j < l < c} a_l` for every earlier chunk ``j``, so the scan needs no loop.
+    :math:`\\prod_{j < l < c} a_l` for every earlier chunk ``j``, so the scan is matrix products, not a loop.
     """
     if gains is None:
-        added = inputs.cumsum(-3)
-        return torch.cat([state[..., None, :, :], state[..., None, :, :] + added], dim=-3)
-    ones = gains.new_ones(gains.shape[:-1] + (1,))
-    weights = F.pad(_segment_products(gains), (0, 0, 1, 0))             # (..., m + 1, m): zero unless j < c
-    reach = torch.cat([ones, gains.cumprod(-1)], dim=-1)               # prod_{l < c} a_l, (..., m + 1)
-    flat = weights @ inputs.flatten(-2)                                # (..., m + 1, d_k d_v)
-    return flat.unflatten(-1, inputs.shape[-2:]) + reach[..., None, None] * state[..., None, :, :]
+        before = F.pad(inputs.cumsum(-3)[..., :-1, :, :], (0, 0, 0, 0, 1, 0))   # written before chunk c
+        starts = before + state[..., None, :, :]
+        return starts, starts[..., -1, :, :] + inputs[..., -1, :, :]
+    weights = F.pad(_segment_products(gains)[..., :-1, :], (0, 0, 1, 0))   # (..., m, m): zero unless j < c
+    reach = F.pad(gains[..., :-1], (1, 0), value=1.0).cumprod(-1)     # prod_{l < c} a_l, (..., m)
+    starts = (weights @ inputs.flatten(-2)).unflatten(-1, inputs.shape[-2:])
+    starts = torch.addcmul(starts, reach[..., None, None], state[..., None, :, :])
+    return starts, gains[..., -1, None, None] * starts[..., -1, :, :] + inputs[..., -1, :, :]
 
 
 def _segment_products(x: torch.Tensor) -> torch.Tensor:
@@ -169,10 +170,9 @@ def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size:
     outputs = []
     for start in range(0, chunks, per_block):
         block = slice(start, start + per_block)
-        out, state = _chunk_block(q[..., block, :, :], k[..., block, :, :], v[..., block, :, :],
-                                  None if gamma is None else gamma[..., block, :, :],
-                                  None if beta is None else beta[..., block, :, :],
-                                  state, correct=correct, positive=positive)
+        # one contiguous copy of the block, not one hidden in every batched product that reads it
+        part = [None if x is None else x[..., block, :, :].contiguous() for x in (q, k, v, gamma, beta)]
+        out, state = _chunk_block(*part, state, correct=correct, positive=positive)
         outputs.append(out)
     return torch.cat(outputs, dim=-3).flatten(-3, -2)[..., :length, :], state
 
@@ -201,8 +201,8 @@ def _chunk_block(q, k, v, gamma, beta, state, *, correct: bool, positive: bool =
     local = scores @ writes
     inputs = carried_t @ writes                                     # what a chunk adds to the state
     if not correct:               # the state at each chunk's start is a weighted sum of the chunks before it
-        starts = _scan(None if gamma is None else gain[..., -1, 0], inputs, state)
-        return local + query_state @ starts[..., :-1, :, :], starts[..., -1, :, :]
+        starts, state = _scan(None if gamma is None else gain[..., -1, 0], inputs, state)
+        return local + query_state @ starts, state
     chunk_gain = 1.0 if gamma is None else gain[..., -1:, :]        # (..., m, 1, 1)
     eye_k = torch.eye(k.shape[-1], dtype=q.dtype, device=q.device)
     steps = (chunk_gain * eye_k - carried_t @ corrections).unbind(-3)   # S_next = (Gamma_C I - K~^T W) S + K~^T U'
