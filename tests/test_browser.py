@@ -133,6 +133,14 @@ def test_math_is_typeset(page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_no_markdown_left_unrendered(page):
+    dom, _ = render(page)
+    # a table's rule line shown as text (typography may have turned its "---" into dashes)
+    raw = re.findall(r".{0,40}\|\s*(?:-{3,}|[\u2013\u2014]+)\s*\|.{0,40}", "".join(dom.text))
+    assert not raw, f"{page}: markdown shown as text: {raw[:3]}"
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_theorem_and_proof_boxes_render(page):
     dom, _ = render(page)
     directives = re.findall(r"```\{prf:(\w+)\}", markdown(page))
