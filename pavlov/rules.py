@@ -211,15 +211,15 @@ def _chunk_block(q, k, v, gamma, beta, state, *, correct: bool, positive: bool =
     # the loop costs a full-size gradient buffer per chunk in the backward pass
     for step, added in zip(steps, inputs.unbind(-3)):
         states.append(state)
-        state = torch.baddbmm(added, step, state) if state.dim() == 3 else step @ state + added
+        state = step @ state + added
     return local + query_state @ torch.stack(states, dim=-3), state
 
 
 def _linear(q, k, v, gamma, rate: tuple[str, object] | None, initial_state, chunk_size, *, correct: bool):
     """The four linear rules: check, broadcast the rates (``rate``: the write rate's name and value), run a form."""
     state = _check_inputs(q, k, v, initial_state, chunk_size)
-    gamma = _per_step("gamma", gamma, q, high=1.0) if gamma is not None else None
-    beta = _per_step(*rate, q) if rate is not None else None        # None: every write at rate 1
+    gamma = None if gamma is None else _per_step("gamma", gamma, q, high=1.0)
+    beta = None if rate is None else _per_step(*rate, q)            # None: every write at rate 1
     if chunk_size is None:
         beta = q.new_ones(q.shape[:-1]) if beta is None else beta
         gamma = q.new_ones(q.shape[:-1]) if gamma is None else gamma
