@@ -13,7 +13,9 @@ readable ``RESULTS.md`` into ``DIR`` (default: this folder).
   memories; throughput in memories x queries per second and the peak memory a read adds to the
   keys and values, measured in a fresh process (CPU) or by the CUDA allocator.
 * **Roofline**: plain ``torch.matmul`` products of comparable size, timed in the same run; the best
-  one's GFLOP/s is every record's ``roofline_gflops``.
+  one's GFLOP/s is every record's ``roofline_gflops``. The ``matmul/chunks`` record times a batch of
+  chunk-sized (C x C) products, the size the chunkwise forms are made of: its fraction of the roofline
+  bounds theirs.
 
 Each comparison is timed round-robin in one :func:`pavlov.timing.time_calls` call (warm-up, repeats,
 medians), so a burst of load on a shared machine slows both sides alike; ``ratio`` is the peer's
@@ -77,7 +79,7 @@ SIZES = {
     "tiny": Size(lengths=(64,), dims=(16,), batch=2, heads=4, chunk_size=16,
                  max_length={"fwd": 64, "fwdbwd": 64}, recurrent_max={"fwd": 64, "fwdbwd": 64},
                  memories=(2**14,), queries=256, store_dim=16,
-                 roofline=(((8, 128, 128), (8, 128, 16)), ((256, 256), (256, 256))),
+                 roofline=(((8, 128, 128), (8, 128, 16)), ((256, 256), (256, 256)), ((32, 16, 16), (32, 16, 16))),
                  repeats=3, slow_repeats=2, min_time=0.005),
     # within about 10 minutes on one CPU thread: the backward of long sequences and the recurrent
     # forms' Python step per pairing cost the most, so they stop at shorter lengths
@@ -85,12 +87,13 @@ SIZES = {
                 max_length={"fwd": 16384, "fwdbwd": 4096}, recurrent_max={"fwd": 4096, "fwdbwd": 1024},
                 memories=(2**16, 2**18, 2**20, 2**22), queries=256, store_dim=64,
                 roofline=(((8, 1024, 1024), (8, 1024, 64)), ((8, 1024, 1024), (8, 1024, 128)),
-                          ((2048, 2048), (2048, 2048))),
+                          ((2048, 2048), (2048, 2048)), ((512, 64, 64), (512, 64, 64))),
                 repeats=3, slow_repeats=2, min_time=0.05),
     "gpu": Size(lengths=(4096, 16384, 65536), dims=(64, 128), batch=4, heads=8, chunk_size=64,
                 max_length={"fwd": 65536, "fwdbwd": 16384}, recurrent_max={"fwd": 16384, "fwdbwd": 4096},
                 memories=(2**18, 2**20, 2**22, 2**24), queries=1024, store_dim=64,
-                roofline=(((32, 4096, 4096), (32, 4096, 128)), ((8192, 8192), (8192, 8192))),
+                roofline=(((32, 4096, 4096), (32, 4096, 128)), ((8192, 8192), (8192, 8192)),
+                          ((32768, 64, 64), (32768, 64, 64))),
                 repeats=10, slow_repeats=2, min_time=0.05),
 }
 PASSES = ("fwd", "fwdbwd")
@@ -160,7 +163,7 @@ def roofline(size: Size, device: torch.device) -> list[dict]:
     rows = []
     for i, (a, b) in enumerate(size.roofline):
         flops = 2 * math.prod(a) * b[-1]
-        form = "batched" if len(a) == 3 else "square"
+        form = "square" if len(a) == 2 else "chunks" if a[-1] == a[-2] == size.chunk_size else "batched"
         rows.append(record(f"matmul/{form}/fwd", {"a": list(a), "b": list(b)}, times[i].median,
                            gflops=flops / times[i].median / 1e9))
     best = max(row["gflops"] for row in rows)
