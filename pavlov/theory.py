@@ -390,21 +390,67 @@ def hebbian_decoding_accuracy(d_key: int, n_memories: int) -> float:
 
     .. math:: P(\text{correct}) = \mathbb E_Z\, \Phi\big((1 + \sigma_0 Z)/\sigma\big)^{n-1}, \quad Z \sim \mathcal N(0, 1),
 
-    integrated by the trapezoidal rule on :math:`|Z| \le 10`.
+    integrated by the trapezoidal rule on :math:`|Z| \le 10`: :func:`recall_accuracy` with overlaps :math:`1/d`.
 
     >>> hebbian_decoding_accuracy(64, 1)
     1.0
     """
     d_key = _validate.positive_int("d_key", d_key)
-    n_memories = _validate.positive_int("n_memories", n_memories)
-    if n_memories == 1:
+    return recall_accuracy(n_memories, key_overlap=1 / d_key, value_overlap=1 / d_key)
+
+
+def recall_accuracy(n_memories: int, *, key_overlap: float, value_overlap: float, n_values: int | None = None) -> float:
+    r"""The Hebbian store's decoding accuracy for keys and values of given mean squared overlaps (Gaussian approximation).
+
+    :func:`hebbian_decoding_accuracy` with :math:`\mu_k = \mathbb E\,c^2` and :math:`\mu_v = \mathbb E\,g^2` in place
+    of :math:`1/d` (random unit vectors have :math:`1/d`; vectors packed tighter, such as trained ones, less).
+    Decoded among a vocabulary of ``n_values`` values (default ``n_memories``: only the stored values
+    compete), the :math:`n - 1` other stored values score with variance
+    :math:`\sigma^2 = \mu_v + \mu_k + (n - 2) \mu_k \mu_v` and the :math:`V - n` values not stored, which
+    have no key of their own, with :math:`\sigma_\text{out}^2 = n \mu_k \mu_v`; the target's noise is
+    :math:`\sigma_0^2 = (n - 1) \mu_k \mu_v`:
+
+    .. math:: P(\text{correct}) = \mathbb E_Z\, \Phi\big(\tfrac{1 + \sigma_0 Z}{\sigma}\big)^{n-1}
+              \Phi\big(\tfrac{1 + \sigma_0 Z}{\sigma_\text{out}}\big)^{V-n}.
+
+    >>> round(recall_accuracy(8, key_overlap=1 / 16, value_overlap=1 / 16), 3) == round(hebbian_decoding_accuracy(16, 8), 3)
+    True
+    """
+    n = _validate.positive_int("n_memories", n_memories)
+    mu_k = _validate.finite_float("key_overlap", key_overlap, positive=True)
+    mu_v = _validate.finite_float("value_overlap", value_overlap, positive=True)
+    if mu_k > 1 or mu_v > 1:
+        raise ValueError(f"key_overlap and value_overlap are mean squared cosines in (0, 1], got {mu_k}, {mu_v}")
+    vocabulary = n if n_values is None else _validate.positive_int("n_values", n_values)
+    if vocabulary < n:
+        raise ValueError(f"n_values must be at least n_memories = {n}, got {vocabulary}")
+    if vocabulary == 1:
         return 1.0
-    n, d = n_memories, d_key
-    sd_target, sd_other = math.sqrt((n - 1) / d**2), math.sqrt((2 * d + n - 2) / d**2)
+    sd_target = math.sqrt((n - 1) * mu_k * mu_v)
+    sd_other, sd_outside = math.sqrt(mu_v + mu_k + (n - 2) * mu_k * mu_v), math.sqrt(n * mu_k * mu_v)
     z = torch.linspace(-10.0, 10.0, 4001, dtype=torch.float64, device="cpu")     # closed-form scalars: CPU
-    log_density = -z.pow(2) / 2 - 0.5 * math.log(2 * math.pi)
-    log_win = (n - 1) * torch.special.log_ndtr((1 + sd_target * z) / sd_other)    # Phi(.)^(n-1), in logs
-    return torch.trapezoid((log_density + log_win).exp(), z).clamp(0.0, 1.0).item()
+    signal = 1 + sd_target * z
+    log_win = -z.pow(2) / 2 - 0.5 * math.log(2 * math.pi)                        # the density of Z, then Phi(.)^count
+    if n > 1:
+        log_win = log_win + (n - 1) * torch.special.log_ndtr(signal / sd_other)
+    if vocabulary > n:
+        log_win = log_win + (vocabulary - n) * torch.special.log_ndtr(signal / sd_outside)
+    return torch.trapezoid(log_win.exp(), z).clamp(0.0, 1.0).item()
+
+
+def welch_bound(n_vectors: int, dim: int) -> float:
+    r"""The least mean squared overlap of ``n_vectors`` unit vectors in ``dim`` dimensions (Welch 1974).
+
+    For unit vectors :math:`x_a` with Gram matrix :math:`G` of rank at most :math:`d`,
+    :math:`\lVert G \rVert_F^2 \ge (\operatorname{tr} G)^2 / d = K^2/d`, so the mean over :math:`a \ne b` of
+    :math:`(x_a \cdot x_b)^2` is at least :math:`(K - d) / (d (K - 1))`; 0 when :math:`K \le d` (orthonormal
+    vectors). Random unit vectors have mean :math:`1/d`.
+
+    >>> welch_bound(64, 16), welch_bound(8, 16)
+    (0.047619047619047616, 0.0)
+    """
+    n_vectors, dim = _validate.positive_int("n_vectors", n_vectors), _validate.positive_int("dim", dim)
+    return max(n_vectors - dim, 0) / (dim * (n_vectors - 1)) if n_vectors > 1 else 0.0
 
 
 def hebbian_accuracy_capacity(d_key: int, *, accuracy: float = 0.9) -> int:

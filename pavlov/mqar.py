@@ -1,0 +1,326 @@
+r"""Multi-query associative recall (MQAR): small trained sequence models against the stores' theory.
+
+**The task** (Arora et al. 2023, the Zoology benchmark). A sequence first shows ``n_pairs`` key-value
+pairs, :math:`k_1 v_1 k_2 v_2 \dots`, with distinct keys drawn from a key vocabulary and values drawn
+from a value vocabulary; then it asks for them: each key appears once more, in random order, and the
+model must predict the value that followed it. Only those query positions carry a label; every
+other position has the label :data:`IGNORE`. Queries come right after the pairs (``placement="end"``)
+or scattered over the rest of the sequence among blank tokens (``placement="random"``).
+
+Token ids: ``0`` is the blank, ``1 .. n_keys`` the keys, then the ``n_values`` values.
+
+**The model**: an embedding, ``layers`` residual blocks of one memory layer and an MLP, a readout to the
+vocabulary. The memory layer is one of the book's: the write rules of :mod:`pavlov.rules`
+(``hebbian`` is linear attention, ``decay``, ``delta``, ``gated_delta``) or ``softmax`` attention
+(:func:`pavlov.attention.softmax_attention`). Queries and keys are unit vectors in ``d_key``
+dimensions, as in the stores of chapters 3 and 4, and the key of step :math:`t` is computed from
+the token before it (a token shift, the short convolution of Zoology's models), so one layer can
+store "value :math:`t` follows key :math:`t-1`". Rates are data-dependent: the delta rules' write rate
+:math:`\beta_t` and the decay rules' :math:`\gamma_t` are sigmoids of a projection of the input, softmax
+attention has a learned inverse temperature, initially :math:`\sqrt{d_k}`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import _validate, attention, rules, stats
+from .runtime import default_device, generator, progress
+
+IGNORE = -100
+"""The label of positions that are not queries (``torch.nn.functional.cross_entropy``'s ignore index)."""
+
+PLACEMENTS = ("end", "random")
+LAYERS = ("hebbian", "decay", "delta", "gated_delta", "softmax")
+CHUNK_SIZE = 64
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Token ids: the blank ``0``, keys ``1 .. n_keys``, values ``n_keys + 1 .. n_keys + n_values``."""
+
+    n_keys: int
+    n_values: int
+
+    def __post_init__(self):
+        _validate.positive_int("n_keys", self.n_keys)
+        _validate.positive_int("n_values", self.n_values)
+
+    @property
+    def size(self) -> int:
+        return 1 + self.n_keys + self.n_values
+
+    @property
+    def keys(self) -> range:
+        return range(1, 1 + self.n_keys)
+
+    @property
+    def values(self) -> range:
+        return range(1 + self.n_keys, self.size)
+
+
+def mqar(batch: int, n_pairs: int, *, vocab: Vocabulary, length: int | None = None, placement: str = "end",
+         seed: int = 0, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``batch`` MQAR sequences: tokens and labels, both ``[batch, length]`` (int64).
+
+    Args:
+        n_pairs: key-value pairs per sequence, at most ``vocab.n_keys`` (keys are distinct).
+        length: the sequence length, at least ``3 * n_pairs`` (default): pairs, then queries and blanks.
+        placement: ``"end"``: queries right after the pairs; ``"random"``: at random positions after them.
+        seed, device: the data's seed and device (default :func:`pavlov.default_device`).
+
+    >>> tokens, labels = mqar(2, 3, vocab=Vocabulary(8, 8), seed=1, device="cpu")
+    >>> tokens.shape, int((labels != IGNORE).sum())
+    (torch.Size([2, 9]), 6)
+    """
+    batch = _validate.positive_int("batch", batch)
+    n_pairs = _validate.positive_int("n_pairs", n_pairs)
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a pavlov.mqar.Vocabulary, got {type(vocab).__name__}")
+    if n_pairs > vocab.n_keys:
+        raise ValueError(f"n_pairs must be at most vocab.n_keys = {vocab.n_keys} (keys are distinct), got {n_pairs}")
+    length = 3 * n_pairs if length is None else _validate.positive_int("length", length)
+    if length < 3 * n_pairs:
+        raise ValueError(f"length must be at least 3 * n_pairs = {3 * n_pairs}, got {length}")
+    _validate.option("placement", placement, PLACEMENTS)
+    device = torch.device(device) if device is not None else default_device()
+    gen = generator(seed, device)
+
+    # distinct keys: the first n_pairs of a random permutation of the key vocabulary
+    keys = torch.rand(batch, vocab.n_keys, generator=gen, device=device).argsort(-1)[:, :n_pairs] + vocab.keys.start
+    values = torch.randint(vocab.values.start, vocab.size, (batch, n_pairs), generator=gen, device=device)
+    order = torch.rand(batch, n_pairs, generator=gen, device=device).argsort(-1)      # the queries' order
+    tail = length - 2 * n_pairs
+    if placement == "end":
+        slots = torch.arange(n_pairs, device=device).expand(batch, n_pairs)
+    else:   # n_pairs distinct positions among the tail, in increasing order
+        slots = torch.rand(batch, tail, generator=gen, device=device).argsort(-1)[:, :n_pairs].sort(-1).values
+    tokens = torch.zeros(batch, length, dtype=torch.long, device=device)
+    labels = torch.full((batch, length), IGNORE, dtype=torch.long, device=device)
+    tokens[:, 0:2 * n_pairs:2], tokens[:, 1:2 * n_pairs:2] = keys, values
+    positions = 2 * n_pairs + slots
+    tokens.scatter_(1, positions, keys.gather(1, order))
+    labels.scatter_(1, positions, values.gather(1, order))
+    return tokens, labels
+
+
+class MemoryLayer(nn.Module):
+    """One memory layer: unit queries and keys ``[..., T, d_key]`` (keys from the previous token), values, a write rule."""
+
+    def __init__(self, layer: str, d_model: int, d_key: int, d_value: int):
+        super().__init__()
+        self.layer = _validate.option("layer", layer, LAYERS)
+        self.query, self.key = nn.Linear(d_model, d_key, bias=False), nn.Linear(d_model, d_key, bias=False)
+        self.value, self.out = nn.Linear(d_model, d_value, bias=False), nn.Linear(d_value, d_model, bias=False)
+        self.rates = nn.ModuleDict({name: nn.Linear(d_model, 1) for name in self._rate_names()})
+        if "gamma" in self.rates:   # start remembering (gamma = sigmoid(4) = 0.98), as gated models are initialised
+            nn.init.constant_(self.rates["gamma"].bias, 4.0)
+        if layer == "softmax":
+            self.log_beta = nn.Parameter(torch.tensor(0.5 * math.log(d_key)))
+
+    def _rate_names(self) -> tuple[str, ...]:
+        return {"decay": ("gamma",), "delta": ("beta",), "gated_delta": ("gamma", "beta")}.get(self.layer, ())
+
+    def queries_and_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unit queries from each token and unit keys from the token before it (zero input at the first step)."""
+        shifted = F.pad(x, (0, 0, 1, 0))[..., :-1, :]
+        return F.normalize(self.query(x), dim=-1), F.normalize(self.key(shifted), dim=-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k = self.queries_and_keys(x)
+        v = self.value(x)
+        if self.layer == "softmax":
+            return self.out(attention.softmax_attention(q * self.log_beta.exp(), k, v, scale=1.0))
+        rates = {name: torch.sigmoid(self.rates[name](x)).squeeze(-1) for name in self._rate_names()}
+        out, _ = rules.RULES[self.layer](q, k, v, chunk_size=CHUNK_SIZE, **rates)
+        return self.out(out)
+
+
+class Model(nn.Module):
+    """Embedding, ``layers`` blocks (memory layer and MLP, each residual after a layer norm), readout to the vocabulary."""
+
+    def __init__(self, vocab: Vocabulary, *, layer: str, d_key: int, d_value: int | None = None, d_model: int = 64,
+                 layers: int = 1):
+        super().__init__()
+        d_key, d_model = _validate.positive_int("d_key", d_key), _validate.positive_int("d_model", d_model)
+        d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
+        layers = _validate.positive_int("layers", layers)
+        self.vocab = vocab
+        self.embed = nn.Embedding(vocab.size, d_model)
+        self.memories = nn.ModuleList(MemoryLayer(layer, d_model, d_key, d_value) for _ in range(layers))
+        self.mlps = nn.ModuleList(nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                                nn.Linear(4 * d_model, d_model)) for _ in range(layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(layers))
+        self.readout = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, vocab.size))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits ``[batch, T, vocab.size]`` for tokens ``[batch, T]``."""
+        x = self.embed(tokens)
+        for norm, memory, mlp in zip(self.norms, self.memories, self.mlps):
+            x = x + memory(norm(x))
+            x = x + mlp(x)
+        return self.readout(x)
+
+
+def build(vocab: Vocabulary, *, layer: str, d_key: int, seed: int, device=None, **kwargs) -> Model:
+    """A :class:`Model` initialised from ``seed`` (the global random state is left as it was), on ``device``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Model(vocab, layer=layer, d_key=d_key, **kwargs)
+    return model.to(device if device is not None else default_device())
+
+
+def loss_and_accuracy(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy over the query positions and, per sequence, the fraction of queries answered right ``[batch]``."""
+    logits = model(tokens)
+    asked = labels != IGNORE
+    loss = F.cross_entropy(logits[asked], labels[asked])
+    right = (logits.argmax(-1) == labels) & asked
+    return loss, right.sum(-1) / asked.sum(-1)
+
+
+@dataclass
+class Trained:
+    """A trained model, the training losses (one per step) and the seed it was trained with."""
+
+    model: Model
+    losses: list[float]
+    seed: int
+
+
+def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], steps: int, batch: int = 64,
+          lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, device=None, **kwargs) -> Trained:
+    """Train a :class:`Model` with AdamW on MQAR batches whose number of pairs cycles through ``pairs``.
+
+    Each step draws a fresh batch (seeded by ``seed`` and the step), so the model sees new sequences
+    throughout; the learning rate decays along a cosine to zero.
+    """
+    steps, batch = _validate.positive_int("steps", steps), _validate.positive_int("batch", batch)
+    if not pairs:
+        raise ValueError("pairs must name at least one number of pairs")
+    model = build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs)
+    device = next(model.parameters()).device
+    optimiser = torch.optim.AdamW(model.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
+                                  weight_decay=_validate.finite_float("weight_decay", weight_decay, nonnegative=True))
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
+    losses = []
+    for step in range(steps):
+        tokens, labels = mqar(batch, pairs[step % len(pairs)], vocab=vocab, seed=seed * 1_000_003 + step, device=device)
+        loss, _ = loss_and_accuracy(model, tokens, labels)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        losses.append(loss.item())
+    return Trained(model, losses, seed)
+
+
+@torch.no_grad()
+def accuracy(model: Model, n_pairs: int, *, sequences: int, seed: int) -> torch.Tensor:
+    """Per-sequence recall accuracy ``[sequences]`` on fresh MQAR sequences of ``n_pairs`` pairs."""
+    device = next(model.parameters()).device
+    tokens, labels = mqar(sequences, n_pairs, vocab=model.vocab, seed=seed, device=device)
+    return loss_and_accuracy(model, tokens, labels)[1]
+
+
+class Geometry(NamedTuple):
+    """The first memory layer's overlaps between the vocabulary's stored vectors (each row and column one token)."""
+
+    keys: torch.Tensor     # [n_keys, n_keys]: q_a . k_b, the query of key token a against the key of key token b
+    values: torch.Tensor   # [n_values, n_values]: cosines between the values written for value tokens
+
+    @staticmethod
+    def crosstalk(overlaps: torch.Tensor) -> float:
+        """Mean squared off-diagonal overlap over the mean squared diagonal one: :math:`1/d` for random unit vectors."""
+        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
+        return (overlaps[off].pow(2).mean() / overlaps.diagonal().pow(2).mean()).item()
+
+    @property
+    def key_overlap(self) -> float:
+        return self.crosstalk(self.keys)
+
+    @property
+    def value_overlap(self) -> float:
+        return self.crosstalk(self.values)
+
+
+@torch.no_grad()
+def geometry(model: Model) -> Geometry:
+    """The key and value overlaps of ``model``'s first memory layer.
+
+    A key token :math:`b` is written into the memory under the key made from it (it precedes its value)
+    and asked for with the query made from it; a value token is written as the value made from it.
+    The diagonal of ``keys`` is each pair's signal, the rest its crosstalk.
+    """
+    memory, norm = model.memories[0], model.norms[0]
+    device = next(model.parameters()).device
+
+    def inputs(ids: range) -> torch.Tensor:
+        return norm(model.embed(torch.tensor(ids, device=device)))
+
+    keys = inputs(model.vocab.keys)
+    q, k = F.normalize(memory.query(keys), dim=-1), F.normalize(memory.key(keys), dim=-1)
+    v = F.normalize(memory.value(inputs(model.vocab.values)), dim=-1)
+    return Geometry(q @ k.T, v @ v.T)
+
+
+@dataclass
+class Run:
+    """One trained model's results: per-sequence accuracy ``[sequences]`` by number of pairs, its geometry, its losses."""
+
+    layer: str
+    d_key: int
+    seed: int
+    accuracy: dict[int, torch.Tensor]
+    geometry: Geometry
+    losses: list[float]
+    beta: float | None       # the softmax layer's learned inverse temperature
+
+
+def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, steps: int, seeds: int = 1,
+               sequences: int = 256, device=None, **kwargs) -> list[Run]:
+    """Train one model per memory layer, key dimension and seed, then test each at every number of ``test_pairs``.
+
+    Test sequences are fresh (seeded apart from the training ones) and the same for every model.
+    """
+    configs = [(layer, d, seed) for d in d_keys for layer in layers for seed in range(seeds)]
+    runs = []
+    for layer, d_key, seed in progress(configs, desc="models"):
+        trained = train(vocab, layer=layer, d_key=d_key, pairs=tuple(train_pairs), steps=steps, seed=seed,
+                        device=device, **kwargs)
+        model = trained.model
+        accuracies = {n: accuracy(model, n, sequences=sequences, seed=2**31 + n) for n in test_pairs}
+        beta = model.memories[0].log_beta.exp().item() if layer == "softmax" else None
+        runs.append(Run(layer, d_key, seed, accuracies, geometry(model), trained.losses, beta))
+    return runs
+
+
+def accuracy_curve(runs: list[Run], layer: str, d_key: int) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+    """Numbers of pairs, mean accuracy and its standard error over the test sequences of every seed's model."""
+    chosen = [run for run in runs if run.layer == layer and run.d_key == d_key]
+    if not chosen:
+        raise ValueError(f"runs hold no model with layer={layer!r} and d_key={d_key}")
+    pairs = list(chosen[0].accuracy)
+    mean, se = zip(*(stats.mean_and_se(torch.cat([run.accuracy[n] for run in chosen])) for n in pairs))
+    return pairs, torch.stack(mean), torch.stack(se)
+
+
+def collapse_point(pairs, accuracies, level: float = 0.5) -> float:
+    """The number of pairs at which accuracy first falls to ``level``, interpolated linearly in log pairs.
+
+    ``inf`` when it never falls that far within ``pairs``.
+
+    >>> round(collapse_point([8, 16, 32], [0.9, 0.6, 0.3]), 2)    # 16 * 2 ** (0.1 / 0.3)
+    20.16
+    """
+    pairs, accuracies = [float(n) for n in pairs], [float(a) for a in accuracies]
+    for (n0, a0), (n1, a1) in zip(zip(pairs, accuracies), zip(pairs[1:], accuracies[1:])):
+        if a0 >= level > a1:
+            return math.exp(math.log(n0) + (a0 - level) / (a0 - a1) * (math.log(n1) - math.log(n0)))
+    return pairs[0] if accuracies[0] < level else math.inf
