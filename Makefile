@@ -1,4 +1,5 @@
 # The book's two commands: `make book` and `make test`. Both set up .venv when it is missing or stale.
+# `make flake-check` reruns every claim of every chapter over 30 seeds (tools/flake.py; about an hour on 2 cores).
 # `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
 # benchmarks/results.json and benchmarks/RESULTS.md, which the appendix reads.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -6,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: book test bench browser-test clean
+.PHONY: book test bench browser-test flake-check clean
 
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going --all
@@ -17,6 +18,9 @@ test: $(READY)
 # The built book in headless Chromium (tests/test_browser.py); `make test` runs it too when _build/html exists.
 browser-test: $(READY)
 	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest tests/test_browser.py
+
+flake-check: $(READY)
+	$(BIN)/python -m tools.flake --seeds 30
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run

@@ -3,7 +3,8 @@
 At ``builder-inited`` it points ``PAVLOV_CLAIMS_DIR`` at ``_build/claims`` (unless set) and empties
 it, so the notebooks executed by this build are the only source of records. The ``claims-ledger``
 directive leaves a placeholder that is filled at ``doctree-resolved``, after every chapter has
-run. A failed or missing record is a build warning, so ``-W`` fails the build.
+run. A failed or missing record, or a claim that states no alternative it rules out, is a build
+warning, so ``-W`` fails the build.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def _fill(app, doctree, docname) -> None:
         for r in records:
             if not r["passed"]:
                 logger.warning(f"claims ledger: claim {r['id']} failed", location=node)
+            if not r.get("alternative"):
+                logger.warning(f"claims ledger: claim {r['id']} states no alternative it rules out", location=node)
         table = ClaimTable(records)
         summary = nodes.paragraph(text=f"{sum(r['passed'] for r in records)} of {len(records)} claims hold "
                                        f"(scale: {', '.join(sorted({r['scale'] for r in records})) or 'none'}).")

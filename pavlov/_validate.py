@@ -7,7 +7,8 @@ received and what was expected, so that a reader's mistake never becomes a wrong
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -56,7 +57,7 @@ def positive_int(name: str, value) -> int:
 
 def finite_float(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> float:
     """Check that ``value`` is a finite real number (optionally > 0 or >= 0)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):      # numpy scalars count
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value):
@@ -66,6 +67,23 @@ def finite_float(name: str, value, *, positive: bool = False, nonnegative: bool 
     if nonnegative and value < 0:
         raise ValueError(f"{name} must be non-negative, got {value}")
     return value
+
+
+def reals(name: str, values, **bounds) -> list[float]:
+    """Check that ``values`` is a sequence of finite real numbers, each as in :func:`finite_float` with ``bounds``."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of real numbers, got {type(values).__name__}")
+    return [finite_float(f"{name}[{i}]", v, **bounds) for i, v in enumerate(values)]
+
+
+def generator(name: str, gen, device: torch.device) -> None:
+    """Check that ``gen`` is ``None`` or a ``torch.Generator`` on the type of ``device``, where it will draw."""
+    if gen is None:
+        return
+    if not isinstance(gen, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator or None, got {type(gen).__name__}")
+    if gen.device.type != device.type:
+        raise ValueError(f"{name} is on {gen.device} but device is {device}; create the generator there")
 
 
 def option(name: str, value, choices: Sequence[str]) -> str:

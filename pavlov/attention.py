@@ -26,6 +26,7 @@ import math
 import torch
 
 from . import _validate
+from ._precision import float32_accumulation
 from .maps import feature_map as _feature_map
 from .maps import output_norm
 
@@ -59,6 +60,7 @@ def _chunkwise(q, k, v, chunk_size):
 _FORMS = {"recurrent": _recurrent, "parallel": _parallel, "chunkwise": _chunkwise}
 
 
+@float32_accumulation
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, form: str = "chunkwise",
                      chunk_size: int = 64, feature_map=None, denominator: bool = False, norm: str = "none",
                      eps: float = 1e-6) -> torch.Tensor:
@@ -74,7 +76,8 @@ def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, form:
         norm, eps: output normalisation, see :func:`pavlov.maps.output_norm`.
 
     Returns:
-        Outputs ``[..., T, d_v]`` on the inputs' device, in their dtype.
+        Outputs ``[..., T, d_v]`` on the inputs' device, in their dtype (half-precision inputs are
+        computed in float32: the state accumulates there).
 
     >>> q = k = v = torch.randn(2, 4, 10, 8, dtype=torch.float64)   # (batch, heads, T, d)
     >>> o = linear_attention(q, k, v, form="chunkwise", chunk_size=3, feature_map="elu+1", denominator=True)

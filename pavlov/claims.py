@@ -50,6 +50,8 @@ class Claim:
     relation: str
     passed: bool
     margin: float
+    alternative: tuple[str, float] | None = None   # what the claim rules out, and the value it would give
+    alternative_margin: float | None = None         # the alternative's deviation in tolerances (> 1: ruled out)
 
     @property
     def chapter(self) -> str:
@@ -88,8 +90,17 @@ def _as_float(name: str, value) -> float:
     return value
 
 
+def _deviation(relation: str, measured: float, predicted: float) -> float:
+    return {"close": abs(measured - predicted), "at_most": measured - predicted,
+            "at_least": predicted - measured}[relation]
+
+
+def _in_tolerances(deviation: float, tol: float) -> float:
+    return deviation / tol if tol > 0 else (0.0 if deviation <= 0 else math.inf)
+
+
 def check(claim_id: str, statement: str, *, measured, predicted, tolerance: float, source: str,
-          relation: str = "close") -> Claim:
+          relation: str = "close", alternative: tuple[str, float] | None = None) -> Claim:
     """Check one claim, record it, and raise ``AssertionError`` if it does not hold.
 
     Args:
@@ -101,9 +112,14 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             rounding-error analysis for exact identities.
         source: where the prediction comes from (theorem, equation, paper).
         relation: ``"close"``, ``"at_most"`` or ``"at_least"`` (see :data:`RELATIONS`).
+        alternative: ``(description, value)``: the hypothesis the claim rules out (the effect removed,
+            or a rival law) and the value it predicts. The check fails when that value would pass
+            too: a tolerance loose enough to admit the alternative does not test the claim.
 
-    >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0,
-    ...           source="arithmetic")
+    >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0.5,
+    ...           source="arithmetic", alternative=("two plus two is five", 5))
+    >>> c.alternative_margin
+    2.0
     """
     if not isinstance(claim_id, str) or not ID_PATTERN.fullmatch(claim_id):
         raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")
@@ -114,11 +130,18 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
     _validate.option("relation", relation, tuple(RELATIONS))
     measured, predicted = _as_float("measured", measured), _as_float("predicted", predicted)
     tol = _validate.finite_float("tolerance", tolerance, nonnegative=True)
-    deviation = {"close": abs(measured - predicted), "at_most": measured - predicted,
-                 "at_least": predicted - measured}[relation]
+    deviation = _deviation(relation, measured, predicted)
     passed = deviation <= tol
-    margin = deviation / tol if tol > 0 else (0.0 if deviation <= 0 else math.inf)
-    claim = Claim(claim_id, statement.strip(), predicted, measured, tol, source.strip(), relation, passed, margin)
+    margin = _in_tolerances(deviation, tol)
+    alternative_margin = None
+    if alternative is not None:
+        if (not isinstance(alternative, tuple) or len(alternative) != 2 or not isinstance(alternative[0], str)
+                or not alternative[0].strip()):
+            raise TypeError(f"alternative must be a (description, value) pair, got {alternative!r}")
+        alternative = (alternative[0].strip(), _as_float("alternative value", alternative[1]))
+        alternative_margin = _in_tolerances(_deviation(relation, alternative[1], predicted), tol)
+    claim = Claim(claim_id, statement.strip(), predicted, measured, tol, source.strip(), relation, passed, margin,
+                  alternative, alternative_margin)
     _session[claim_id] = claim
     _record(claim)
     _glue(claim)
@@ -127,6 +150,10 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             f"claim {claim_id} failed: {statement.strip()}\n"
             f"  measured {measured:.6g}, predicted {predicted:.6g} ({source.strip()}), "
             f"required {RELATIONS[relation]} with tolerance {tol:.3g}; deviation {deviation:.3g}")
+    if alternative_margin is not None and alternative_margin <= 1:
+        raise AssertionError(
+            f"claim {claim_id} does not rule out its alternative, {alternative[0]} ({alternative[1]:.6g}): "
+            f"that value is within the tolerance {tol:.3g} of the prediction {predicted:.6g} too")
     return claim
 
 
@@ -154,7 +181,12 @@ def _glue(claim: Claim) -> None:
 
 
 def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
-    """All records in ``directory`` (default :func:`records_dir`), the latest per claim id, sorted by id."""
+    """All records in ``directory`` (default :func:`records_dir`), the latest per claim id, sorted by id.
+
+    A directory that does not exist holds no records yet: the result is empty.
+    """
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a path (str or os.PathLike) or None, got {type(directory).__name__}")
     directory = Path(directory) if directory is not None else records_dir()
     latest: dict[str, dict] = {}
     for path in sorted(directory.glob("*.jsonl")):
@@ -168,7 +200,7 @@ def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
 class ClaimTable:
     """A table of claims that renders as HTML in notebooks and as text elsewhere."""
 
-    columns = ("claim", "statement", "measured", "predicted", "required", "source", "status")
+    columns = ("claim", "statement", "measured", "predicted", "required", "rules out", "source", "status")
 
     def __init__(self, rows: list[dict]):
         self.rows = rows
@@ -178,7 +210,10 @@ class ClaimTable:
                     "at_most": f"≤ {r['predicted'] + r['tolerance']:.3g}",
                     "at_least": f"≥ {r['predicted'] - r['tolerance']:.3g}"}[r["relation"]]
         status = "✓ holds" if r["passed"] else "✗ fails"
-        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required,
+        alternative = r.get("alternative")
+        rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: {r['alternative_margin']:.3g} tolerances off)"
+                     if alternative else "")
+        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
                 r["source"], status)
 
     def _repr_html_(self) -> str:

@@ -264,8 +264,7 @@ def generalisation_tests(cs: torch.Tensor, similarity, *, generator: torch.Gener
                              f"{similarity.dtype}")
         c = similarity.to(device=cs.device, dtype=cs.dtype)
     else:
-        c = torch.tensor([_validate.finite_float(f"similarity[{i}]", s) for i, s in enumerate(similarity)],
-                         device=cs.device, dtype=cs.dtype)
+        c = torch.tensor(_validate.reals("similarity", similarity), device=cs.device, dtype=cs.dtype)
     if c.numel() == 0:
         raise ValueError("similarity must hold at least one value")
     if not bool(((c >= -1) & (c <= 1)).all()):
@@ -305,7 +304,10 @@ def store_from_pairings(cs: torch.Tensor, us: torch.Tensor, counts, *, f=None, g
         if counts.dtype.is_floating_point or counts.dtype.is_complex or counts.dtype == torch.bool:
             raise TypeError(f"counts must hold integers, got dtype {counts.dtype}")
         counts = counts.tolist()
-    table = [list(row) for row in counts] if isinstance(counts, (list, tuple)) else None
+    try:
+        table = [list(row) for row in counts] if isinstance(counts, (list, tuple)) else None
+    except TypeError:     # a row that is not a sequence
+        table = None
     if table is None or len(table) != cs.shape[-2] or any(len(row) != us.shape[-2] for row in table):
         raise ValueError(f"counts must be a table of {cs.shape[-2]} rows (one per CS) by {us.shape[-2]} columns "
                          "(one per US)")

@@ -34,6 +34,7 @@ def elu_plus_one(x: torch.Tensor) -> torch.Tensor:
     Computed as :math:`e^{\min(x, 0)} + \max(x, 0)`, the same function, because ``elu(x) + 1``
     rounds to exactly 0 for very negative ``x`` and would break the positivity the denominator needs.
     """
+    _validate.tensor("x", x, min_dim=0, finite=False)
     return torch.exp(x.clamp(max=0)) + x.clamp(min=0)
 
 

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _validate, attention, rules, stats
+from . import _validate, attention, rules, runtime, stats
 from .runtime import default_device, generator, progress
 
 IGNORE = -100
@@ -65,6 +65,30 @@ class Vocabulary:
         return range(1 + self.n_keys, self.size)
 
 
+def _vocabulary(vocab) -> "Vocabulary":
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a pavlov.mqar.Vocabulary, got {type(vocab).__name__}")
+    return vocab
+
+
+def _pair_counts(name: str, values, vocab: Vocabulary | None = None) -> tuple[int, ...]:
+    """A non-empty sequence of positive ints (at most ``vocab.n_keys``, where keys must be distinct)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(values).__name__}")
+    values = tuple(_validate.positive_int(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if not values:
+        raise ValueError(f"{name} must name at least one number")
+    if vocab is not None and max(values) > vocab.n_keys:
+        raise ValueError(f"{name} must be at most vocab.n_keys = {vocab.n_keys} (keys are distinct), got {max(values)}")
+    return values
+
+
+def _model(model) -> "Model":
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a pavlov.mqar.Model, got {type(model).__name__}")
+    return model
+
+
 def mqar(batch: int, n_pairs: int, *, vocab: Vocabulary, length: int | None = None, placement: str = "end",
          seed: int = 0, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     """``batch`` MQAR sequences: tokens and labels, both ``[batch, length]`` (int64).
@@ -81,8 +105,7 @@ def mqar(batch: int, n_pairs: int, *, vocab: Vocabulary, length: int | None = No
     """
     batch = _validate.positive_int("batch", batch)
     n_pairs = _validate.positive_int("n_pairs", n_pairs)
-    if not isinstance(vocab, Vocabulary):
-        raise TypeError(f"vocab must be a pavlov.mqar.Vocabulary, got {type(vocab).__name__}")
+    _vocabulary(vocab)
     if n_pairs > vocab.n_keys:
         raise ValueError(f"n_pairs must be at most vocab.n_keys = {vocab.n_keys} (keys are distinct), got {n_pairs}")
     length = 3 * n_pairs if length is None else _validate.positive_int("length", length)
@@ -116,6 +139,8 @@ class MemoryLayer(nn.Module):
     def __init__(self, layer: str, d_model: int, d_key: int, d_value: int):
         super().__init__()
         self.layer = _validate.option("layer", layer, LAYERS)
+        for name, size in (("d_model", d_model), ("d_key", d_key), ("d_value", d_value)):
+            _validate.positive_int(name, size)
         self.query, self.key = nn.Linear(d_model, d_key, bias=False), nn.Linear(d_model, d_key, bias=False)
         self.value, self.out = nn.Linear(d_model, d_value, bias=False), nn.Linear(d_value, d_model, bias=False)
         self.rates = nn.ModuleDict({name: nn.Linear(d_model, 1) for name in self._rate_names()})
@@ -151,7 +176,7 @@ class Model(nn.Module):
         d_key, d_model = _validate.positive_int("d_key", d_key), _validate.positive_int("d_model", d_model)
         d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
         layers = _validate.positive_int("layers", layers)
-        self.vocab = vocab
+        self.vocab = _vocabulary(vocab)
         self.embed = nn.Embedding(vocab.size, d_model)
         self.memories = nn.ModuleList(MemoryLayer(layer, d_model, d_key, d_value) for _ in range(layers))
         self.mlps = nn.ModuleList(nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, 4 * d_model), nn.GELU(),
@@ -171,13 +196,20 @@ class Model(nn.Module):
 def build(vocab: Vocabulary, *, layer: str, d_key: int, seed: int, device=None, **kwargs) -> Model:
     """A :class:`Model` initialised from ``seed`` (the global random state is left as it was), on ``device``."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(runtime.seed_for(seed))
         model = Model(vocab, layer=layer, d_key=d_key, **kwargs)
     return model.to(device if device is not None else default_device())
 
 
 def loss_and_accuracy(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Cross-entropy over the query positions and, per sequence, the fraction of queries answered right ``[batch]``."""
+    _model(model)
+    for name, x in (("tokens", tokens), ("labels", labels)):
+        if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.dim() != 2:
+            raise TypeError(f"{name} must be a [batch, T] tensor of token ids (torch.long), got "
+                            f"{getattr(x, 'dtype', type(x).__name__)} {tuple(getattr(x, 'shape', ()))}")
+    if labels.shape != tokens.shape:
+        raise ValueError(f"labels must have the shape of tokens {tuple(tokens.shape)}, got {tuple(labels.shape)}")
     logits = model(tokens)
     asked = labels != IGNORE
     loss = F.cross_entropy(logits[asked], labels[asked])
@@ -202,8 +234,7 @@ def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], 
     throughout; the learning rate decays along a cosine to zero.
     """
     steps, batch = _validate.positive_int("steps", steps), _validate.positive_int("batch", batch)
-    if not pairs:
-        raise ValueError("pairs must name at least one number of pairs")
+    pairs = _pair_counts("pairs", pairs, _vocabulary(vocab))
     model = build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs)
     device = next(model.parameters()).device
     optimiser = torch.optim.AdamW(model.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
@@ -224,7 +255,8 @@ def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], 
 @torch.no_grad()
 def accuracy(model: Model, n_pairs: int, *, sequences: int, seed: int) -> torch.Tensor:
     """Per-sequence recall accuracy ``[sequences]`` on fresh MQAR sequences of ``n_pairs`` pairs."""
-    device = next(model.parameters()).device
+    sequences = _validate.positive_int("sequences", sequences)
+    device = next(_model(model).parameters()).device
     tokens, labels = mqar(sequences, n_pairs, vocab=model.vocab, seed=seed, device=device)
     return loss_and_accuracy(model, tokens, labels)[1]
 
@@ -258,7 +290,7 @@ def geometry(model: Model) -> Geometry:
     and asked for with the query made from it; a value token is written as the value made from it.
     The diagonal of ``keys`` is each pair's signal, the rest its crosstalk.
     """
-    memory, norm = model.memories[0], model.norms[0]
+    memory, norm = _model(model).memories[0], model.norms[0]
     device = next(model.parameters()).device
 
     def inputs(ids: range) -> torch.Tensor:
@@ -289,6 +321,13 @@ def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, st
 
     Test sequences are fresh (seeded apart from the training ones) and the same for every model.
     """
+    _vocabulary(vocab)
+    if isinstance(layers, str) or not hasattr(layers, "__iter__") or not layers:
+        raise TypeError(f"layers must be a non-empty sequence of layer names, got {layers!r}")
+    layers = [_validate.option("layers", layer, LAYERS) for layer in layers]
+    d_keys = _pair_counts("d_keys", d_keys)
+    train_pairs, test_pairs = _pair_counts("train_pairs", train_pairs, vocab), _pair_counts("test_pairs", test_pairs, vocab)
+    seeds, sequences = _validate.positive_int("seeds", seeds), _validate.positive_int("sequences", sequences)
     configs = [(layer, d, seed) for d in d_keys for layer in layers for seed in range(seeds)]
     runs = []
     for layer, d_key, seed in progress(configs, desc="models"):
@@ -303,6 +342,8 @@ def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, st
 
 def accuracy_curve(runs: list[Run], layer: str, d_key: int) -> tuple[list[int], torch.Tensor, torch.Tensor]:
     """Numbers of pairs, mean accuracy and its standard error over the test sequences of every seed's model."""
+    if not isinstance(runs, (list, tuple)) or not all(isinstance(run, Run) for run in runs):
+        raise TypeError(f"runs must be a list of pavlov.mqar.Run, got {type(runs).__name__}")
     chosen = [run for run in runs if run.layer == layer and run.d_key == d_key]
     if not chosen:
         raise ValueError(f"runs hold no model with layer={layer!r} and d_key={d_key}")
@@ -319,7 +360,13 @@ def collapse_point(pairs, accuracies, level: float = 0.5) -> float:
     >>> round(collapse_point([8, 16, 32], [0.9, 0.6, 0.3]), 2)    # 16 * 2 ** (0.1 / 0.3)
     20.16
     """
-    pairs, accuracies = [float(n) for n in pairs], [float(a) for a in accuracies]
+    pairs = _validate.reals("pairs", pairs, positive=True)
+    accuracies = _validate.reals("accuracies", accuracies)
+    level = _validate.finite_float("level", level, positive=True)
+    if not pairs or len(pairs) != len(accuracies):
+        raise ValueError(f"pairs and accuracies must be non-empty and of one length, got {len(pairs)} and {len(accuracies)}")
+    if level >= 1:
+        raise ValueError(f"level must be an accuracy in (0, 1), got {level}")
     for (n0, a0), (n1, a1) in zip(zip(pairs, accuracies), zip(pairs[1:], accuracies[1:])):
         if a0 >= level > a1:
             return math.exp(math.log(n0) + (a0 - level) / (a0 - a1) * (math.log(n1) - math.log(n0)))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable
 
@@ -57,6 +58,32 @@ def parse_design(design: str) -> list[tuple[int, list[tuple[str, bool]]]]:
     return phases
 
 
+def _saliences(salience) -> dict:
+    """``salience`` checked: a mapping of stimulus letters to positive saliences (None: every salience 1)."""
+    if salience is None:
+        return {}
+    if not isinstance(salience, Mapping):
+        raise TypeError(f"salience must be a mapping of stimuli to saliences such as {{'A': 0.5}}, "
+                        f"got {type(salience).__name__}")
+    return {x: _validate.finite_float(f"salience[{x!r}]", s, positive=True) for x, s in salience.items()}
+
+
+def _check_cs(cs) -> None:
+    """Check ``cs``: a mapping of letters to vectors ``[d_key]`` of one size, device and dtype (:func:`stimuli`)."""
+    if not isinstance(cs, Mapping):
+        raise TypeError(f"cs must be a mapping of stimulus letters to vectors (see stimuli), got {type(cs).__name__}")
+    named = {f"cs[{x!r}]": vector for x, vector in cs.items()}
+    for name, vector in named.items():
+        _validate.tensor(name, vector)
+        if vector.dim() != 1:
+            raise ValueError(f"{name} must be one vector [d_key], got shape {tuple(vector.shape)}")
+    if named:
+        (first, reference), *_ = named.items()
+        _validate.same_device_dtype(**named)
+        for name, vector in named.items():
+            _validate.shape(name, vector, reference.shape, against=first)
+
+
 def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = None, seed: int = 0,
             device=None, dtype=None) -> dict[str, torch.Tensor]:
     r"""Orthonormal CS vectors for ``letters``, scaled by :math:`\sqrt{s_X}`: ``{letter: [d_key]}``.
@@ -66,12 +93,15 @@ def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = Non
     (True, True)
     """
     d_key = _validate.positive_int("d_key", d_key)
+    if not isinstance(letters, str):
+        raise TypeError(f"letters must be a string of stimulus names such as 'ABX', got {type(letters).__name__}")
     letters = "".join(sorted(set(letters)))
     if len(letters) > d_key:
         raise ValueError(f"d_key must be at least the number of stimuli ({len(letters)}), got {d_key}")
-    salience = salience or {}
-    for name, s in salience.items():
-        _validate.finite_float(f"salience[{name!r}]", s, positive=True)
+    salience = _saliences(salience)
+    unknown = set(salience) - set(letters)
+    if unknown:
+        raise ValueError(f"salience names stimuli that are not in letters {letters!r}: {sorted(map(str, unknown))}")
     device, dtype = resolve(device, dtype)
     gaussian = torch.randn(d_key, d_key, generator=generator(seed, device), device=device, dtype=dtype)
     basis = torch.linalg.qr(gaussian).Q.T                  # rows: a random orthonormal basis
@@ -86,6 +116,7 @@ def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tupl
     ([1.0, 1.0, 0.0], [2, 3])
     """
     us = _validate.finite_float("us", us)
+    _check_cs(cs)
     rows, values, ends = [], [], []
     for repeats, block in parse_design(design):
         for _ in range(repeats):
@@ -110,9 +141,9 @@ def responses(rule: str, design: str, test: str, cs: dict[str, torch.Tensor], *,
     [0.5, 0.75, 0.875]
     """
     _validate.option("rule", rule, tuple(RULES))
+    keys, values, ends = trials(design, cs, us=us)
     if not isinstance(test, str) or not test or set(test) - set(cs):
         raise ValueError(f"test must name stimuli of cs ({''.join(sorted(cs))}), got {test!r}")
-    keys, values, ends = trials(design, cs, us=us)
     probe = sum(cs[x] for x in test).expand_as(keys)
     outputs, _ = RULES[rule](probe, keys, values, **params)
     return outputs.squeeze(-1), ends
@@ -130,7 +161,10 @@ def rescorla_wagner(design: str, test: str, *, beta: float, salience: dict[str, 
     [0.5, 0.75, 0.875]
     """
     beta = _validate.finite_float("beta", beta, nonnegative=True)
-    salience = salience or {}
+    us = _validate.finite_float("us", us)
+    if not isinstance(test, str) or not test:
+        raise ValueError(f"test must name stimuli (a string such as 'AB'), got {test!r}")
+    salience = _saliences(salience)
     strength: dict[str, float] = {}
     curve = []
     for repeats, block in parse_design(design):
@@ -253,9 +287,13 @@ def phenomena_table(settings: dict[str, dict], **kwargs) -> PhenomenaTable:
     >>> table.reproduced()["delta"]["spontaneous_recovery"]
     False
     """
+    if not isinstance(settings, Mapping):
+        raise TypeError(f"settings must map labels to {{'rule': name, **params}}, got {type(settings).__name__}")
     results = {}
     for label, setting in settings.items():
+        if not isinstance(setting, Mapping) or "rule" not in setting:
+            raise ValueError(f"settings[{label!r}] must be a mapping {{'rule': name, **params}}, got {setting!r}")
         setting = dict(setting)
-        rule = setting.pop("rule")
+        rule = _validate.option(f"settings[{label!r}]['rule']", setting.pop("rule"), tuple(RULES))
         results[label] = {name: phenomenon_index(name, rule, **kwargs, **setting) for name in PHENOMENA}
     return PhenomenaTable(results)

@@ -52,9 +52,9 @@ def explorer(draw, **controls) -> None:
 
     The first figure is an ordinary output, so the static HTML book shows the explorer's initial
     state; in a running notebook (Colab, Jupyter) moving a control replaces the figure. ``draw``
-    returns a matplotlib figure and does not show it.
+    returns a matplotlib figure and does not show it. Without ipywidgets (controls from
+    :func:`widgets`) it shows the first figure and says how to get the controls.
     """
-    import ipywidgets
     from IPython.display import display
 
     def current():
@@ -62,9 +62,52 @@ def explorer(draw, **controls) -> None:
         plt.close(figure)             # shown through the display handle only, not a second time by the backend
         return figure
 
+    try:
+        import ipywidgets
+    except ImportError:
+        print("ipywidgets is not installed, so the controls are off and this is the first setting "
+              "(pip install ipywidgets, then rerun the chapter)")
+        display(current())
+        return
     for name, control in controls.items():
         control.description = control.description or name           # label each control, as interact would
     display(ipywidgets.Box(list(controls.values()), layout=ipywidgets.Layout(flex_flow="row wrap")))
     handle = display(current(), display_id=True)
     for control in controls.values():
         control.observe(lambda _: handle.update(current()), names="value")
+
+
+class _FixedControl:
+    """A stand-in for an ipywidgets control that holds its initial value (``value=``, the first positional
+    argument, or the first of ``options``)."""
+
+    def __init__(self, *args, value=None, options=None, description="", **kwargs):
+        if value is None:
+            value = args[0] if args else None
+        if value is None and options is not None:
+            first = next(iter(options.values() if isinstance(options, dict) else options))
+            value = first[1] if isinstance(first, tuple) else first
+        self.value, self.description = value, description
+
+
+class _FixedControls:
+    """What :func:`widgets` returns without ipywidgets: every control class is :class:`_FixedControl`."""
+
+    def __getattr__(self, name: str):
+        return _FixedControl
+
+
+def widgets():
+    """The ``ipywidgets`` module, or stand-ins that keep each control at its initial value when it is missing.
+
+    Chapters build their explorers' controls from it (``widgets = plotting.widgets()``), so a reader
+    without ipywidgets still gets each explorer's first figure and a message instead of an error.
+
+    >>> widgets().IntSlider(5, 0, 10).value
+    5
+    """
+    try:
+        import ipywidgets
+    except ImportError:
+        return _FixedControls()
+    return ipywidgets

@@ -24,7 +24,8 @@ threshold :math:`\theta \in \mathbb R^{d_v}` a running mean of :math:`v^2` over 
 Every rule has the signature ``rule(q, k, v, *, <parameters>, initial_state=None, chunk_size=None)
 -> (outputs, final_state)`` with ``q, k: [..., T, d_k]``, ``v: [..., T, d_v]``, outputs
 ``[..., T, d_v]`` and a state ``[..., d_k, d_v]`` (zero when ``initial_state`` is None). A parameter
-is a number or a tensor of one value per step, ``[..., T]``, broadcast over the batch.
+is a number or a tensor of one value per step, ``[..., T]``, broadcast over the batch. Float16 and
+bfloat16 inputs are computed in float32 and returned in their dtype (the state would lose the signal).
 
 ``chunk_size=None`` runs the recurrence one step at a time. A ``chunk_size`` runs the linear rules
 (Hebbian, decay, delta, gated delta) chunkwise in parallel: inside a chunk of :math:`C` steps the
@@ -48,6 +49,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _validate
+from ._precision import float32_accumulation
 
 
 def _check_inputs(q, k, v, initial_state, chunk_size, *, chunked: bool = True):
@@ -227,6 +229,7 @@ def _linear(q, k, v, gamma, rate: tuple[str, object] | None, initial_state, chun
     return _linear_chunkwise(q, k, v, gamma, beta, state, correct=correct, chunk_size=chunk_size)
 
 
+@float32_accumulation
 def hebbian(q, k, v, *, alpha=1.0, initial_state=None, chunk_size=None):
     r"""The additive Hebbian rule :math:`S_t = S_{t-1} + \alpha_t k_t^\top v_t`, read as :math:`o_t = q_t S_t`.
 
@@ -240,6 +243,7 @@ def hebbian(q, k, v, *, alpha=1.0, initial_state=None, chunk_size=None):
     return _linear(q, k, v, None, ("alpha", alpha), initial_state, chunk_size, correct=False)
 
 
+@float32_accumulation
 def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
     r"""The forgetting rule :math:`S_t = \gamma_t S_{t-1} + k_t^\top v_t`, with :math:`0 \le \gamma_t \le 1`.
 
@@ -251,6 +255,7 @@ def decay(q, k, v, *, gamma, initial_state=None, chunk_size=None):
     return _linear(q, k, v, gamma, None, initial_state, chunk_size, correct=False)
 
 
+@float32_accumulation
 def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
     r"""The delta rule :math:`S_t = S_{t-1} + \beta_t k_t^\top (v_t - k_t S_{t-1})`: write only the error.
 
@@ -265,6 +270,7 @@ def delta(q, k, v, *, beta, initial_state=None, chunk_size=None):
     return _linear(q, k, v, None, ("beta", beta), initial_state, chunk_size, correct=True)
 
 
+@float32_accumulation
 def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
     r"""Decay and delta together, :math:`S_t = \gamma_t (I - \beta_t k_t^\top k_t) S_{t-1} + \beta_t k_t^\top v_t`.
 
@@ -279,6 +285,7 @@ def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
 OJA_FORMS = ("source", "standard")
 
 
+@float32_accumulation
 def oja(q, k, v, *, alpha, form="source", initial_state=None, chunk_size=None):
     r"""Oja's rule with the US as output: the source's per-column form or the standard subspace form.
 
@@ -306,6 +313,7 @@ def oja(q, k, v, *, alpha, form="source", initial_state=None, chunk_size=None):
     return torch.stack(outputs, dim=-2), state
 
 
+@float32_accumulation
 def bcm(q, k, v, *, alpha, tau, initial_state=None, chunk_size=None):
     r"""The BCM rule with a sliding threshold, :math:`S_t = S_{t-1} + \alpha_t k_t^\top (v_t \odot (v_t - \theta_{t-1}))`.
 

@@ -6,13 +6,15 @@
   size for one machine.
 * :func:`progress` shows a progress bar over a long loop at the full scale.
 * :func:`generator` makes an explicit, seeded ``torch.Generator``; the package never touches the
-  global random state.
+  global random state. ``PAVLOV_SEED`` (default 0) is mixed into every seed, so a whole chapter can
+  be rerun on other random draws without editing it (:func:`seed_for`).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import warnings
 
 import torch
 
@@ -34,14 +36,20 @@ def default_device() -> torch.device:
 def scale() -> str:
     """The experiment scale: ``PAVLOV_SCALE`` if set, else ``full`` on a GPU and ``quick`` elsewhere.
 
+    An unknown ``PAVLOV_SCALE`` is reported in a warning and replaced by the default, so a chapter
+    still runs.
+
     >>> scale() in ("quick", "full")
     True
     """
+    default = "full" if default_device().type != "cpu" else "quick"
     value = os.environ.get("PAVLOV_SCALE", "").strip().lower()
     if not value:
-        return "full" if default_device().type != "cpu" else "quick"
+        return default
     if value not in SCALES:
-        raise ValueError(f"PAVLOV_SCALE must be one of {', '.join(SCALES)}; got {os.environ['PAVLOV_SCALE']!r}")
+        warnings.warn(f"PAVLOV_SCALE must be one of {', '.join(SCALES)}; got {os.environ['PAVLOV_SCALE']!r}, "
+                      f"so the {default!r} scale is used", stacklevel=2)
+        return default
     return value
 
 
@@ -64,29 +72,67 @@ def progress(iterable, *, desc: str | None = None, total: int | None = None):
     """
     if scale() != "full" or os.environ.get("CI"):
         return iterable
-    from tqdm.auto import tqdm
-
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:      # an optional nicety: without tqdm the loop runs without a bar
+        warnings.warn("tqdm is not installed, so long loops show no progress bar (pip install tqdm)", stacklevel=2)
+        return iterable
     return tqdm(iterable, desc=desc, total=total, leave=False)
 
 
-def generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:
-    """A ``torch.Generator`` on ``device`` (default: :func:`default_device`) seeded with ``seed``."""
+def _check_seed(seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in [0, 2**64), got {seed}")
-    device = torch.device(device) if device is not None else default_device()
-    return torch.Generator(device=device).manual_seed(seed)
+    return seed
+
+
+def device_of(device) -> torch.device:
+    """``device`` as a ``torch.device`` (default: :func:`default_device`), with an error that names it."""
+    if device is None:
+        return default_device()
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device must name a torch device ('cpu', 'cuda', 'cuda:0', 'mps'), got {device!r}") from None
+
+
+def seed_for(seed: int) -> int:
+    """The seed actually used for ``seed``: ``seed`` itself, or mixed with ``PAVLOV_SEED`` when that is set.
+
+    >>> seed_for(7) == 7 or "PAVLOV_SEED" in os.environ
+    True
+    """
+    value = _check_seed(seed)
+    text = os.environ.get("PAVLOV_SEED", "").strip()
+    if not text:
+        return value
+    try:
+        offset = int(text)
+    except ValueError:
+        raise ValueError(f"PAVLOV_SEED must be a non-negative integer; got {text!r}") from None
+    if offset < 0:
+        raise ValueError(f"PAVLOV_SEED must be a non-negative integer; got {text!r}")
+    # distinct offsets move every seed to a different, well-separated stream (a golden-ratio multiple)
+    return (value + offset * 0x9E3779B97F4A7C15) % 2**64
+
+
+def generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:
+    """A ``torch.Generator`` on ``device`` (default: :func:`default_device`) seeded with :func:`seed_for` of ``seed``."""
+    mixed = seed_for(seed)
+    device = device_of(device)
+    return torch.Generator(device=device).manual_seed(mixed)
 
 
 def seed_or_fresh(seed: int | None) -> int:
     """``seed`` itself, or a fresh random seed when it is ``None`` (return it, so the run can be repeated)."""
-    return int.from_bytes(os.urandom(4), "little") if seed is None else seed
+    return int.from_bytes(os.urandom(4), "little") if seed is None else _check_seed(seed)
 
 
 def resolve(device=None, dtype=None) -> tuple[torch.device, torch.dtype]:
     """Fill in a missing device (:func:`default_device`) or dtype (float32) and check the dtype."""
-    device = torch.device(device) if device is not None else default_device()
+    device = device_of(device)
     dtype = torch.float32 if dtype is None else dtype
     if dtype not in _validate.FLOAT_DTYPES:
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")

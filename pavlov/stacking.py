@@ -106,6 +106,7 @@ class ConditioningStack:
                                        (("layers", layers), ("heads", heads), ("d_model", d_model), ("d_k", d_k)))
         d_v = d_k if d_v is None else _validate.positive_int("d_v", d_v)
         device, dtype = resolve(device, dtype)
+        _validate.generator("generator", generator, device)
 
         def normal(std, *shape):
             return std * torch.randn(shape, generator=generator, device=device, dtype=dtype)
@@ -176,11 +177,15 @@ class ChainRun(NamedTuple):
         return self.items[:, 1:] != self.items[:, :-1]
 
 
-def _check_codes(codes: torch.Tensor, start: torch.Tensor) -> None:
+def _check_code_shape(codes: torch.Tensor) -> None:
     _validate.tensor("codes", codes, min_dim=6)
     if codes.dim() != 6 or codes.shape[2] != 2:
         raise ValueError(f"codes must have shape [trials, L, 2, H, n, d_k] (keys and values of each hop), got "
                          f"{tuple(codes.shape)}")
+
+
+def _check_codes(codes: torch.Tensor, start: torch.Tensor) -> None:
+    _check_code_shape(codes)
     if not isinstance(start, torch.Tensor) or start.dtype != torch.long:
         raise TypeError("start must be a tensor of item indices (torch.long)")
     if start.shape != codes.shape[:1] or start.device != codes.device:
@@ -366,7 +371,7 @@ def chain_stack(codes: torch.Tensor) -> ConditioningStack:
     Args:
         codes: ``[B, L, 2, H, n, d_k]`` (only its sizes, device and dtype are used).
     """
-    _validate.tensor("codes", codes, min_dim=6)
+    _check_code_shape(codes)
     _, layers, _, heads, _, d_key = codes.shape
     W_Q = _blocks(layers, heads, d_key, lambda l: CURRENT, codes)
     W_K = _blocks(layers, heads, d_key, lambda l: SOURCE + l, codes)

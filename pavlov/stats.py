@@ -22,7 +22,7 @@ def mean_and_se(x: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tens
     >>> mean, se = mean_and_se(torch.tensor([1.0, 2.0, 3.0, 4.0]))   # 2.5, 0.6455
     """
     _validate.tensor("x", x)
-    if not isinstance(dim, int) or not -x.dim() <= dim < x.dim():
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -x.dim() <= dim < x.dim():
         raise ValueError(f"dim must be an int in [{-x.dim()}, {x.dim()}), got {dim!r}")
     n = x.shape[dim]
     if n < 2:

@@ -47,8 +47,7 @@ def random_stimuli(*shape: int, kind: str = "sphere", generator: torch.Generator
         _validate.positive_int(f"shape[{i}]", s)
     _validate.option("kind", kind, KINDS)
     device, dtype = resolve(device, dtype)
-    if generator is not None and generator.device.type != device.type:
-        raise ValueError(f"generator is on {generator.device} but device is {device}; create the generator there")
+    _validate.generator("generator", generator, device)
     # Draw in float32 at least, so half-precision stimuli are rounded from accurate samples.
     draw_dtype = torch.promote_types(dtype, torch.float32)
     x = torch.randn(shape, generator=generator, device=device, dtype=draw_dtype)

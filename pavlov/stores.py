@@ -44,6 +44,7 @@ from typing import NamedTuple
 import torch
 
 from . import _validate
+from ._precision import accumulator
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
 from .stimuli import KINDS, random_stimuli
@@ -58,10 +59,14 @@ def _check_memories(keys: torch.Tensor, values: torch.Tensor) -> None:
                          f"got {tuple(values.shape[:-1])}")
 
 
-def _check_read(store, queries: torch.Tensor, targets: torch.Tensor) -> None:
+def _check_queries(store, queries: torch.Tensor) -> None:
     _validate.tensor("queries", queries, min_dim=2)
     _validate.same_device_dtype(keys=store.keys, queries=queries)
     _validate.shape("queries", queries, (store.keys.shape[-1],), against=f"the key dimension {store.keys.shape[-1]}")
+
+
+def _check_read(store, queries: torch.Tensor, targets: torch.Tensor) -> None:
+    _check_queries(store, queries)
     if not isinstance(targets, torch.Tensor) or targets.dtype != torch.long:
         raise TypeError("targets must be a tensor of memory indices (torch.long)")
     if targets.shape != queries.shape[:-1]:
@@ -207,14 +212,15 @@ class KernelStore:
     def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
         _check_read(self, queries, targets)
+        work = accumulator(queries.dtype)     # half inputs: the chunks' sum runs in float32
         retrieved = 0
         for _, keys, values in self._chunks(queries):
-            retrieved = retrieved + self.kernel(queries @ keys.transpose(-1, -2)) @ values   # (..., m, d_v)
-        return retrieved, self.kernel(_overlap_with(self.keys, queries, targets))
+            retrieved = retrieved + (self.kernel(queries @ keys.transpose(-1, -2)) @ values).to(work)   # (..., m, d_v)
+        return retrieved.to(queries.dtype), self.kernel(_overlap_with(self.keys, queries, targets))
 
     def strongest(self, queries: torch.Tensor) -> torch.Tensor:
         """The index ``[..., m]`` of the memory that each of ``queries`` ``[..., m, d_k]`` weighs most (the first, on ties)."""
-        _check_read(self, queries, torch.zeros(queries.shape[:-1], dtype=torch.long, device=queries.device))
+        _check_queries(self, queries)
         return _streamed_argmax((start, self._order(queries @ keys.transpose(-1, -2)))
                                 for start, keys, _ in self._chunks(queries))
 
@@ -294,9 +300,11 @@ class SoftmaxStore(KernelStore):
     def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
         _check_read(self, queries, targets)
+        work = accumulator(queries.dtype)     # half inputs: logits, weights and sums in float32
         top = total = retrieved = None
         for _, keys, values in self._chunks(queries):
-            logits = (queries @ keys.transpose(-1, -2)).mul_(self.beta)        # (..., m, chunk)
+            logits = (queries @ keys.transpose(-1, -2)).to(work).mul_(self.beta)   # (..., m, chunk)
+            values = values.to(work)
             chunk_top = logits.amax(-1)
             new_top = chunk_top if top is None else torch.maximum(top, chunk_top)
             weights = logits.sub_(new_top.unsqueeze(-1)).exp_()                # e^(beta c - mu') <= 1
@@ -307,8 +315,8 @@ class SoftmaxStore(KernelStore):
                 total = total * rescale + weights.sum(-1)
                 retrieved = retrieved * rescale.unsqueeze(-1) + weights @ values
             top = new_top
-        target_weight = torch.exp(self.beta * _overlap_with(self.keys, queries, targets) - top) / total
-        return retrieved / total.unsqueeze(-1), target_weight
+        target_weight = torch.exp(self.beta * _overlap_with(self.keys, queries, targets).to(work) - top) / total
+        return (retrieved / total.unsqueeze(-1)).to(queries.dtype), target_weight.to(queries.dtype)
 
 
 STORES: dict[str, type] = {store.name: store for store in (HebbianStore, LeastSquaresStore, ReluStore,
@@ -379,6 +387,8 @@ def interference_to_signal(memory, n_queries: int | None = None) -> tuple[torch.
     >>> keys, values = random_memories(2, 10, 64, seed=0, device="cpu")
     >>> isr, correct = interference_to_signal(build("hebbian", keys, values), 4)     # isr: [2, 4]
     """
+    if not all(hasattr(memory, name) for name in ("keys", "values", "read")):
+        raise TypeError(f"memory must be a store made by build, got {type(memory).__name__}")
     n_memories = memory.keys.shape[-2]
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:

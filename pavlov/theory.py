@@ -119,9 +119,8 @@ def generalisation_moments(c: float, *, alpha: float, d: int, trained: int = 1, 
         raise TypeError(f"trained must be an int, got {type(trained).__name__}")
     if trained < 0:
         raise ValueError(f"trained must be non-negative, got {trained}")
-    counts = {}
-    for name, values in (("same_us", same_us), ("other_us", other_us)):
-        counts[name] = [_validate.finite_float(f"{name}[{i}]", m, nonnegative=True) for i, m in enumerate(values)]
+    counts = {name: _validate.reals(name, values, nonnegative=True)
+              for name, values in (("same_us", same_us), ("other_us", other_us))}
     variance = alpha**2 * (sum(m**2 for m in counts["same_us"]) / d + sum(m**2 for m in counts["other_us"]) / d**2)
     return alpha * trained * c, math.sqrt(variance)
 

@@ -95,3 +95,12 @@ def toc_files(entry) -> list[str]:
     if isinstance(entry, list):
         return [f for item in entry for f in toc_files(item)]
     return []
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say in every test log how many bad-input cases ran (tests/test_bad_input.py)."""
+    ran = terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
+    cases = [r for r in ran if "test_bad_input.py::test_bad_input_names_the_parameter" in r.nodeid]
+    if cases:
+        failed = sum(r.failed for r in cases)
+        terminalreporter.write_line(f"bad-input cases tried: {len(cases)} ({failed} failed)")

@@ -267,3 +267,29 @@ def test_check_bad_input(overrides, error, param, claims_dir):
 
 def test_relations_listed():
     assert set(claims.RELATIONS) == {"close", "at_most", "at_least"}
+
+
+@pytest.mark.parametrize("relation, alternative, margin", [
+    ("close", 2.0, 2.0), ("at_most", 0.5, 0.5 / 0.5), ("at_least", 1.0, 0.0)])
+def test_alternative_margin_in_tolerances(relation, alternative, margin):
+    # predicted 1.0, tolerance 0.5: the alternative's deviation under the relation, over the tolerance
+    kwargs = dict(measured=1.0, predicted=1.0, tolerance=0.5, relation=relation)
+    if margin > 1:
+        claim = ok(**kwargs, alternative=("a rival law", 1.0 + alternative * 0.5))
+        assert claim.alternative == ("a rival law", 2.0) and claim.alternative_margin == pytest.approx(margin)
+    else:
+        with pytest.raises(AssertionError, match="does not rule out its alternative, a rival law"):
+            ok(**kwargs, alternative=("a rival law", 1.0 + alternative * 0.5))
+
+
+def test_alternative_is_recorded_and_shown(claims_dir):
+    ok("ch90.alt", measured=1.0, predicted=1.0, tolerance=0.1, alternative=("no effect", 0.0))
+    record = load_records(claims_dir)[0]
+    assert record["alternative"] == ["no effect", 0.0] and record["alternative_margin"] == pytest.approx(10.0)
+    assert "no effect (0: 10 tolerances off)" in repr(table("ch90"))
+
+
+@pytest.mark.parametrize("alternative", [0.0, ("no effect",), ("", 1.0), (1.0, "no effect"), ("no effect", "x")])
+def test_alternative_must_be_a_description_and_a_value(alternative):
+    with pytest.raises((TypeError, ValueError), match="alternative"):
+        ok(measured=1.0, predicted=1.0, tolerance=0.1, alternative=alternative)

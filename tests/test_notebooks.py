@@ -186,3 +186,20 @@ def test_checks_claims_of_its_own_chapter(path):
     assert checks, "a chapter checks at least one claim"
     prefixes = {ast.literal_eval(c.args[0]).split(".")[0] for c in checks if isinstance(c.args[0], ast.Constant)}
     assert prefixes <= {chapter_id(path)}, prefixes
+
+
+@by_notebook
+def test_every_claim_states_the_alternative_it_rules_out(path):
+    # claims.check then fails when the tolerance would admit the alternative too
+    checks = [c for cell in code_cells(read(path)) for c in calls(python_of(cell), *CHECK)]
+    missing = [ast.unparse(c.args[0]) for c in checks if "alternative" not in {k.arg for k in c.keywords}]
+    assert not missing, f"claims without alternative=(description, value): {missing}"
+
+
+@by_notebook
+def test_explorer_controls_survive_without_ipywidgets(path):
+    # controls come from plotting.widgets(), which stands in for ipywidgets when it is not installed
+    trees = [python_of(cell) for cell in code_cells(read(path))]
+    imports = [ast.unparse(node) for tree in trees for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom)) and "ipywidgets" in ast.unparse(node)]
+    assert not imports, f"import ipywidgets directly: {imports}; use widgets = plotting.widgets()"

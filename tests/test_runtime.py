@@ -61,11 +61,12 @@ def test_scale_default_is_full_on_gpu(monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["medium", "fast", "quick,full", "0"])
-def test_scale_unknown_value_names_the_variable(monkeypatch, value):
+def test_scale_unknown_value_warns_and_falls_back(monkeypatch, no_accelerator, value):
+    # a reader's typo must not stop the chapter: a warning names the variable and the value, the default is used
     monkeypatch.setenv("PAVLOV_SCALE", value)
-    with pytest.raises(ValueError, match="PAVLOV_SCALE") as info:
-        pv.scale()
-    assert repr(value) in str(info.value)
+    with pytest.warns(UserWarning, match="PAVLOV_SCALE") as info:
+        assert pv.scale() == "quick"
+    assert repr(value) in str(info[0].message)
 
 
 @pytest.mark.parametrize("value, expected", [("quick", 3), ("full", 3000)])
@@ -79,10 +80,10 @@ def test_by_scale_default_on_cpu_is_quick(monkeypatch, no_accelerator):
     assert pv.by_scale(quick="small", full="large") == "small"
 
 
-def test_by_scale_propagates_unknown_scale(monkeypatch):
+def test_by_scale_falls_back_on_unknown_scale(monkeypatch, no_accelerator):
     monkeypatch.setenv("PAVLOV_SCALE", "huge")
-    with pytest.raises(ValueError, match="PAVLOV_SCALE"):
-        pv.by_scale(quick=1, full=2)
+    with pytest.warns(UserWarning, match="PAVLOV_SCALE"):
+        assert pv.by_scale(quick=1, full=2) == 1
 
 
 def test_by_scale_requires_both_sizes_by_keyword():
@@ -157,3 +158,34 @@ def test_seed_or_fresh():
     assert runtime.seed_or_fresh(7) == 7
     fresh = {runtime.seed_or_fresh(None) for _ in range(8)}
     assert all(isinstance(s, int) and 0 <= s < 2**32 for s in fresh) and len(fresh) > 1
+
+
+def test_pavlov_seed_moves_every_seed_and_reproduces(monkeypatch):
+    draw = lambda seed: torch.randn(8, generator=pv.generator(seed, "cpu"), device="cpu")
+    monkeypatch.delenv("PAVLOV_SEED", raising=False)
+    plain = draw(3)
+    monkeypatch.setenv("PAVLOV_SEED", "0")
+    assert torch.equal(draw(3), plain)                     # offset 0 is the book as written
+    monkeypatch.setenv("PAVLOV_SEED", "5")
+    moved = draw(3)
+    assert not torch.equal(moved, plain) and torch.equal(draw(3), moved)
+    assert not torch.equal(draw(4), moved)                 # seeds stay distinct under one offset
+    monkeypatch.setenv("PAVLOV_SEED", "6")
+    assert not torch.equal(draw(3), moved)
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+def test_pavlov_seed_must_be_a_non_negative_integer(monkeypatch, value):
+    monkeypatch.setenv("PAVLOV_SEED", value)
+    with pytest.raises(ValueError, match="PAVLOV_SEED"):
+        pv.generator(0, "cpu")
+
+
+def test_progress_without_tqdm_warns_and_runs(monkeypatch):
+    import sys
+
+    monkeypatch.setenv("PAVLOV_SCALE", "full")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)      # importing it now fails, as when it is not installed
+    with pytest.warns(UserWarning, match="tqdm"):
+        assert list(pv.progress(range(3))) == [0, 1, 2]

@@ -1,0 +1,752 @@
+"""Bad input to every public function of the package raises a ValueError or TypeError naming the parameter.
+
+One table, :data:`CASES`: each row calls a public function, class or method with valid arguments
+(:data:`VALID`) except the ones it overrides, and expects a ``ValueError`` or ``TypeError`` whose
+message names the offending parameter as a word. Rows are made by kind (:func:`spec`): a floating
+tensor turned into a list, integers, NaN, infinity, too few dimensions, no entries, another device
+(``meta``) or half precision beside float64; a size that is zero, negative, a float or a string; a
+real that is NaN, infinite, a string or out of its range; an unknown option name. Each function adds
+the shape mismatches and special cases of its own. :func:`test_every_public_callable_has_a_case`
+checks that no public callable is missing from the table unless it is exempt (:data:`EXEMPT`, with
+the reason), and :func:`test_valid_arguments_run` that the valid arguments are valid, so that no row
+passes on an error its valid arguments raise anyway.
+
+A row that does not hold yet is a strict xfail whose reason says what is missing: once the package
+refuses that input, the row fails until its mark is removed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import re
+from collections.abc import Callable
+
+import pytest
+import torch
+from conftest import cpu, with_value
+
+import pavlov
+from pavlov import (attention, claims, conditioning, drift, maps, mqar, phenomena, rules, runtime, stacking, stats,
+                    stimuli, stores, theory, timing)
+
+F64 = {"device": "cpu", "dtype": torch.float64}
+LONG = {"device": "cpu", "dtype": torch.long}
+NAN, INF = math.nan, math.inf
+MISSING = object()          # an override that leaves the argument out
+
+VALID: dict[Callable, Callable[[], dict]] = {}
+"""Valid keyword arguments of each callable in the table, made afresh for every call."""
+
+CASES: list = []
+
+
+def t(*shape: int) -> torch.Tensor:
+    """A seeded float64 tensor on the CPU (the other tensors of a row may be on ``meta``)."""
+    return cpu(*shape)
+
+
+def name_of(fn) -> str:
+    """``module.qualname`` of a public callable, without the package prefix."""
+    return f"{fn.__module__.removeprefix('pavlov.')}.{fn.__qualname__}"
+
+
+def bad(fn, override: dict, param: str, kind: str, *, xfail: str | None = None):
+    """One row: ``fn`` with its valid arguments, ``override`` replacing some; the error must name ``param``."""
+    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
+    return pytest.param(fn, override, param, id=f"{name_of(fn)}-{param}-{kind}", marks=marks)
+
+
+def each(fn, param: str, values, *, xfail: str | None = None) -> list:
+    """Rows giving ``param`` each of ``values``, pairs ``(value, kind)``."""
+    return [bad(fn, {param: value}, param, kind, xfail=xfail) for value, kind in values]
+
+
+def tensor_rows(fn, params: dict[str, int], *, finite: bool = True, mix: bool = True, reference: bool = True) -> list:
+    """Rows for floating tensor arguments ``{name: min_dim}``.
+
+    With ``reference``, the first tensor is the one the others are compared with, so a device or dtype
+    mismatch names another and it gets no such rows; a method's tensors are compared with its instance's.
+    """
+    rows = []
+    for i, (param, min_dim) in enumerate(params.items()):
+        x = VALID[fn]()[param]
+        kinds = [(x.tolist(), "list"), (x.long(), "int64"), (x[(0,) * (x.dim() - min_dim + 1)], "rank"),
+                 (x[..., :0], "empty")]
+        if finite:
+            kinds += [(with_value(x, NAN), "nan"), (with_value(x, -INF), "inf")]
+        if mix and (i > 0 or not reference):
+            kinds += [(x.to("meta"), "meta-device"), (x.half(), "float16")]
+        rows += each(fn, param, kinds)
+    return rows
+
+
+def spec(fn, valid: Callable[[], dict], *, tensors: dict[str, int] | None = None, ints=(), reals=(), positive=(),
+         nonnegative=(), probabilities=(), options=(), finite: bool = True, mix: bool = True,
+         reference: bool = True) -> None:
+    """Register ``fn``'s valid arguments and add the rows of each kind of argument it takes."""
+    VALID[fn] = valid
+    rows = tensor_rows(fn, tensors, finite=finite, mix=mix, reference=reference) if tensors else []
+    for p in ints:
+        rows += each(fn, p, ((0, "zero"), (-3, "negative"), (2.0, "float"), ("2", "str")))
+    for p in (*reals, *positive, *nonnegative, *probabilities):
+        rows += each(fn, p, ((NAN, "nan"), (INF, "inf"), ("1", "str")))
+    for p in (*positive, *nonnegative, *probabilities):
+        rows += each(fn, p, ((-0.5, "negative"),))
+    for p in positive:
+        rows += each(fn, p, ((0.0, "zero"),))
+    for p in probabilities:
+        rows += each(fn, p, ((1.5, "above-one"),))
+    for p in options:
+        rows += each(fn, p, (("nonsense", "unknown"),))
+    CASES.extend(rows)
+
+
+def call(fn, kwargs: dict):
+    """Call ``fn`` with keyword arguments; a var-positional one (``*shape``) is passed by position."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not MISSING}
+    star = [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.VAR_POSITIONAL]
+    args = kwargs.pop(star[0], ()) if star else ()
+    return fn(*args, **kwargs)
+
+
+# --- runtime ---
+
+spec(runtime.seed_for, lambda: {"seed": 0})
+CASES += each(runtime.seed_for, "seed", ((-1, "negative"), (1.5, "float")))
+spec(runtime.generator, lambda: {"seed": 0, "device": "cpu"})
+CASES += each(runtime.generator, "seed", ((-1, "negative"), (1.5, "float"), (True, "bool"), (2**64, "too-large"),
+                                          ("0", "str")))
+CASES += each(runtime.generator, "device", (("nonsense", "unknown"),))
+spec(runtime.device_of, lambda: {"device": "cpu"})
+CASES += each(runtime.device_of, "device", (("nonsense", "unknown"), (1.5, "float")))
+spec(runtime.seed_or_fresh, lambda: {"seed": 0})
+CASES += each(runtime.seed_or_fresh, "seed", ((-1, "negative"), (1.5, "float"), ("0", "str")))
+spec(runtime.resolve, lambda: {"device": "cpu", "dtype": torch.float64})
+CASES += each(runtime.resolve, "dtype", ((torch.int64, "int64"), (torch.bool, "bool"), ("float32", "str"),
+                                         (torch.complex64, "complex")))
+CASES += each(runtime.resolve, "device", (("nonsense", "unknown"),))
+
+# --- claims ---
+
+spec(claims.tolerance, lambda: {"standard_error": 0.1, "z": 5.0}, nonnegative=("standard_error",), positive=("z",))
+CASES += each(claims.tolerance, "standard_error", ((t(2), "two-element-tensor"),
+                                                   (torch.tensor([NAN], **F64), "nan-tensor")))
+spec(claims.check, lambda: {"claim_id": "ch0.bad_input", "statement": "One is one.", "measured": 1.0,
+                            "predicted": 1.0, "tolerance": 0.1, "source": "arithmetic"},
+     nonnegative=("tolerance",), options=("relation",))
+CASES += each(claims.check, "claim_id", (("bad", "no-chapter"), ("CH0.X", "upper-case"), (5, "int"),
+                                         ("ch0.", "no-name")))
+for p in ("statement", "source"):
+    CASES += each(claims.check, p, (("", "empty"), ("  ", "blank"), (5, "int")))
+for p in ("measured", "predicted"):
+    CASES += each(claims.check, p, ((NAN, "nan"), ("x", "str"), ([1.0], "list"), (t(2), "two-element-tensor"),
+                                    (None, "none")))
+CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-element"),
+                                            (("", 2.0), "empty-description"), (("rival", NAN), "nan-value"),
+                                            (["rival", 2.0], "list")))
+spec(claims.load_records, lambda: {})
+CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
+spec(claims.table, lambda: {"chapter": "ch2"})
+CASES += each(claims.table, "chapter", (("2", "no-prefix"), (2, "int"), ("ch", "no-number")))
+
+# --- stimuli, stats, maps ---
+
+spec(stimuli.random_stimuli, lambda: {"shape": (2, 3), "kind": "sphere", **F64}, options=("kind",))
+CASES += each(stimuli.random_stimuli, "shape", (((), "empty"), ((0, 3), "zero"), ((-1, 3), "negative"),
+                                                ((2.0, 3), "float"), (("2", 3), "str")))
+CASES += [bad(stimuli.random_stimuli, {"generator": "abc"}, "generator", "str"),
+          bad(stimuli.random_stimuli, {"generator": torch.Generator("cpu"), "device": "meta"}, "generator",
+              "other-device")]
+CASES += each(stimuli.random_stimuli, "dtype", ((torch.int64, "int64"), ("float32", "str")))
+
+spec(stats.mean_and_se, lambda: {"x": t(4, 3), "dim": 0}, tensors={"x": 1})
+CASES += each(stats.mean_and_se, "dim", ((2, "out-of-range"), (-3, "negative-out-of-range"), (0.0, "float"),
+                                         ("0", "str"), (True, "bool")))
+CASES += each(stats.mean_and_se, "x", ((t(1, 3), "one-trial"),))
+# NaN and infinity are measured, not refused; mixed dtypes are compared in float64
+spec(stats.relative_error, lambda: {"reference": t(4, 3), "x": t(4, 3)}, tensors={"reference": 1, "x": 1},
+     finite=False, mix=False)
+CASES += each(stats.relative_error, "x", ((t(4, 2), "shape-mismatch"), (t(4, 3).to("meta"), "meta-device")))
+
+spec(maps.output_norm, lambda: {"r": t(4, 3), "norm": "rms", "eps": 1e-6}, tensors={"r": 1},
+     nonnegative=("eps",), options=("norm",))
+spec(maps.elu_plus_one, lambda: {"x": t(4, 3)})
+CASES += each(maps.elu_plus_one, "x", (([0.5, -1.0], "list"), (t(3).long(), "int64")))
+spec(maps.feature_map, lambda: {"name_or_fn": "relu", "parameter": "phi"})
+# feature_map's messages name the argument by its caller's name for it, `parameter`
+CASES += [bad(maps.feature_map, {"name_or_fn": v}, "phi", kind) for v, kind in (("nonsense", "unknown"), (3, "int"))]
+
+# --- attention ---
+
+
+def qkv() -> dict:
+    return {"q": t(2, 5, 3), "k": t(2, 5, 3), "v": t(2, 5, 2)}
+
+
+QKV_DIMS = {"q": 2, "k": 2, "v": 2}
+
+
+def sequence_rows(fn) -> list:
+    """Queries, keys and values that do not fit together."""
+    return (each(fn, "k", ((t(3, 5, 3), "batch-mismatch"), (t(2, 5, 4), "d_k-mismatch"), (t(2, 4, 3), "T-mismatch")))
+            + each(fn, "v", ((t(2, 4, 2), "T-mismatch"), (t(3, 5, 2), "batch-mismatch"))))
+
+
+spec(attention.linear_attention, qkv, tensors=QKV_DIMS, ints=("chunk_size",), nonnegative=("eps",),
+     options=("form", "feature_map", "norm"))
+CASES += sequence_rows(attention.linear_attention)
+CASES += each(attention.linear_attention, "denominator", (("yes", "str"), (True, "nonpositive-normaliser")))
+spec(attention.softmax_attention, qkv, tensors=QKV_DIMS, positive=("scale",))
+CASES += sequence_rows(attention.softmax_attention) + each(attention.softmax_attention, "causal", ((1, "int"),))
+
+# --- conditioning ---
+
+spec(conditioning.hebbian_store, lambda: {"cs": t(2, 5, 3), "us": t(2, 5, 2), "alpha": 0.5},
+     tensors={"cs": 2, "us": 2}, reals=("alpha",), options=("f", "g"))
+CASES += each(conditioning.hebbian_store, "us", ((t(2, 4, 2), "n-mismatch"), (t(3, 5, 2), "batch-mismatch")))
+spec(conditioning.respond, lambda: {"store": t(2, 3, 2), "test": t(2, 4, 3), "norm": "rms"},
+     tensors={"store": 2, "test": 2}, nonnegative=("eps",), options=("f", "norm"))
+CASES += each(conditioning.respond, "test", ((t(2, 4, 2), "d_k-mismatch"), (t(3, 4, 3), "batch-mismatch")))
+spec(conditioning.condition, lambda: {"test": t(2, 5, 3), "cs": t(2, 5, 3), "us": t(2, 5, 2), "norm": "layer"},
+     tensors={"test": 2, "cs": 2, "us": 2}, reals=("alpha",), nonnegative=("eps",), options=("f", "g", "norm"))
+CASES += each(conditioning.condition, "cs", ((t(2, 5, 4), "d_k-mismatch"),))
+CASES += each(conditioning.condition, "us", ((t(2, 4, 2), "T-mismatch"),))
+spec(conditioning.acquisition, lambda: {"test": t(4, 3), "cs": t(2, 5, 3), "us": t(2, 5, 2)},
+     tensors={"test": 2, "cs": 2, "us": 2}, reals=("alpha",), nonnegative=("eps",), options=("f", "g", "norm"))
+CASES += each(conditioning.acquisition, "test", ((t(4, 2), "d_k-mismatch"), (t(3, 4, 3), "batch-mismatch")))
+CASES += each(conditioning.acquisition, "us", ((t(2, 4, 2), "n-mismatch"), (t(3, 5, 2), "batch-mismatch")))
+spec(conditioning.ConditioningCircuit, lambda: {"W_Q": t(4, 3), "W_K": t(4, 3), "W_V": t(4, 2)},
+     tensors={"W_Q": 2, "W_K": 2, "W_V": 2}, reals=("alpha",), nonnegative=("eps",), options=("f", "g", "norm"))
+CASES += each(conditioning.ConditioningCircuit, "W_Q", ((t(1, 4, 3), "rank-3"),))
+CASES += each(conditioning.ConditioningCircuit, "W_K", ((t(5, 3), "d_model-mismatch"), (t(4, 2), "d_k-mismatch")))
+CASES += each(conditioning.ConditioningCircuit, "W_V", ((t(5, 2), "d_model-mismatch"),))
+CIRCUIT_CALL = conditioning.ConditioningCircuit.__call__
+spec(CIRCUIT_CALL, lambda: {"self": conditioning.ConditioningCircuit(t(4, 3), t(4, 3), t(4, 2)), "x": t(2, 5, 4)},
+     tensors={"x": 2}, reference=False)
+CASES += each(CIRCUIT_CALL, "x", ((t(2, 5, 3), "d_model-mismatch"),))
+CASES += each(CIRCUIT_CALL, "y", ((t(2, 5, 3), "d_model-mismatch"), (t(2, 6, 4), "T-mismatch"),
+                                  (t(2, 5, 4).to("meta"), "meta-device")))
+CASES += each(CIRCUIT_CALL, "z", ((t(2, 6, 4), "T-mismatch"),))
+spec(conditioning.response_strength, lambda: {"response": t(4, 2), "us": t(4, 2)}, tensors={"response": 1, "us": 1})
+CASES += each(conditioning.response_strength, "us", ((t(4, 3), "d_v-mismatch"), (torch.zeros(2, **F64), "zero-vector")))
+spec(conditioning.generalisation_tests,
+     lambda: {"cs": t(2, 3), "similarity": [1.0, 0.5], "generator": runtime.generator(0, "cpu")}, tensors={"cs": 1})
+CASES += each(conditioning.generalisation_tests, "cs", ((t(2, 1), "d-one"), (torch.zeros(2, 3, **F64), "zero-vector")))
+CASES += each(conditioning.generalisation_tests, "similarity", (
+    ([1.5], "above-one"), ([-1.5], "below-minus-one"), ([], "empty"), ([NAN], "nan"), (["a"], "str-entry"),
+    (0.5, "number"), (t(2, 2), "matrix"), (torch.tensor([True]), "bool-tensor"),
+    (torch.tensor([NAN], **F64), "nan-tensor")))
+CASES += each(conditioning.generalisation_tests, "generator", (("abc", "str"), (0, "int")))
+spec(conditioning.store_from_pairings, lambda: {"cs": t(3, 2), "us": t(2, 2), "counts": [[1, 0], [0, 2], [0, 0]]},
+     tensors={"cs": 2, "us": 2}, reals=("alpha",), options=("f", "g"))
+CASES += each(conditioning.store_from_pairings, "counts", (
+    (torch.ones(3, 2, **F64), "float-tensor"), (torch.ones(3, 2, dtype=torch.bool), "bool-tensor"),
+    ([[1, 0]], "too-few-rows"), ([[1], [0], [0]], "too-few-columns"), ([[-1, 0], [0, 0], [0, 0]], "negative"),
+    ([[1.5, 0], [0, 0], [0, 0]], "float-entry"), ([[True, 0], [0, 0], [0, 0]], "bool-entry"), (3, "int"),
+    ([[1, 0], 5, [0, 0]], "int-row"), ("abc", "str")))
+CASES.append(bad(conditioning.store_from_pairings, {"counts": [[0, 0]] * 3, "alpha": NAN}, "alpha", "nan-no-pairing"))
+
+# --- rules ---
+
+RATES = {rules.hebbian: {"alpha": 0.5}, rules.decay: {"gamma": 0.9}, rules.delta: {"beta": 0.5},
+         rules.gated_delta: {"gamma": 0.9, "beta": 0.5}, rules.oja: {"alpha": 0.1},
+         rules.bcm: {"alpha": 0.1, "tau": 5.0}}
+for rule, rates in RATES.items():
+    chunked = rule in (rules.hebbian, rules.decay, rules.delta, rules.gated_delta)
+    rate_names = [p for p in rates if p != "tau"]
+    spec(rule, lambda rates=rates: {**qkv(), **rates}, tensors=QKV_DIMS, ints=("chunk_size",) if chunked else (),
+         nonnegative=[p for p in rate_names if p != "gamma"], probabilities=[p for p in rate_names if p == "gamma"])
+    CASES += sequence_rows(rule)
+    for p in rate_names:
+        steps = torch.full((2, 5), rates[p], **F64)         # one rate per step
+        CASES += each(rule, p, ((steps[:, :4], "T-mismatch"), (torch.full((3, 5), rates[p], **F64), "batch-mismatch"),
+                                (steps.to("meta"), "meta-device"), (steps.long(), "int64"), (steps.float(), "float32"),
+                                (with_value(steps, NAN), "nan-step"), (-steps, "negative-steps")))
+        if inspect.signature(rule).parameters[p].default is inspect.Parameter.empty:
+            CASES += each(rule, p, ((MISSING, "missing"),))
+    if not chunked:
+        CASES += each(rule, "chunk_size", ((4, "recurrent-only"),))
+    if rule is not rules.bcm:
+        state = t(2, 3, 2)
+        CASES += each(rule, "initial_state", (
+            (state.tolist(), "list"), (t(2, 3, 3), "shape"), (t(3, 2), "no-batch"), (state.to("meta"), "meta-device"),
+            (state.half(), "float16"), (with_value(state, NAN), "nan"), (state.long(), "int64")))
+spec(rules.oja, VALID[rules.oja], options=("form",))
+spec(rules.bcm, VALID[rules.bcm], reals=("tau",))
+CASES += each(rules.bcm, "tau", ((0.5, "below-one"),))
+STATE, THETA = t(2, 3, 2), torch.zeros(2, 2, **F64)
+CASES += each(rules.bcm, "initial_state", (
+    (STATE, "not-a-pair"), ((STATE,), "one-element"), ((t(2, 3, 3), THETA), "state-shape"),
+    ((STATE, THETA - 1), "negative-theta"), ((STATE, THETA[0]), "theta-shape"),
+    ((STATE, THETA.to("meta")), "theta-meta"), ((STATE, THETA.tolist()), "theta-list"),
+    ((STATE, with_value(THETA, NAN)), "theta-nan")))
+
+# --- drift ---
+
+spec(drift.concept_drift, lambda: {"rule": "delta", "n_pairs": 2, "d": 4, "epochs_before": 1, "epochs_after": 1,
+                                   "trials": 2, "seed": 0, **F64, "beta": 1.0},
+     ints=("n_pairs", "d", "epochs_before", "epochs_after", "trials"), nonnegative=("beta",), options=("rule",))
+CASES += each(drift.concept_drift, "seed", ((-1, "negative"), (1.5, "float")))
+CASES += each(drift.concept_drift, "dtype", ((torch.int64, "int64"),))
+CASES += [bad(drift.concept_drift, {"beta": MISSING}, "beta", "missing"),
+          bad(drift.concept_drift, {"rule": "hebbian"}, "beta", "foreign-parameter")]
+spec(drift.isr_by_age, lambda: {"gamma": 0.9, "d": 4, "length": 6, "trials": 2, "ages": 3, "seed": 0, **F64},
+     ints=("d", "length", "trials", "ages"), positive=("gamma",))
+CASES += (each(drift.isr_by_age, "gamma", ((1.5, "above-one"),))
+          + each(drift.isr_by_age, "ages", ((7, "above-length"),))
+          + each(drift.isr_by_age, "seed", ((-1, "negative"),))
+          + each(drift.isr_by_age, "dtype", ((torch.int64, "int64"),)))
+spec(drift.Drift.recovery, lambda: {"self": drift.Drift(t(2, 3).abs(), t(2, 3).abs(), 1, 0), "fraction": 0.9},
+     probabilities=("fraction",))
+CASES += each(drift.Drift.recovery, "fraction", ((0.0, "zero"),))
+
+# --- stores ---
+
+
+def memories() -> dict:
+    return {"keys": t(2, 5, 3), "values": t(2, 5, 2)}
+
+
+MEMORY_DIMS = {"keys": 2, "values": 2}
+
+
+def memory_rows(fn) -> list:
+    return each(fn, "values", ((t(2, 4, 2), "n-mismatch"), (t(3, 5, 2), "batch-mismatch")))
+
+
+for store in (stores.HebbianStore, stores.LeastSquaresStore):
+    spec(store, memories, tensors=MEMORY_DIMS)
+    CASES += memory_rows(store)
+for store in (stores.KernelStore, stores.ReluStore, stores.SquaredReluStore):
+    spec(store, lambda: {**memories(), "chunk_size": 2}, tensors=MEMORY_DIMS, ints=("chunk_size",))
+    CASES += memory_rows(store)
+spec(stores.PolynomialStore, lambda: {**memories(), "degree": 2}, tensors=MEMORY_DIMS, ints=("degree", "chunk_size"))
+CASES += memory_rows(stores.PolynomialStore) + each(stores.PolynomialStore, "degree", ((MISSING, "missing"),))
+spec(stores.SoftmaxStore, lambda: {**memories(), "beta": 2.0}, tensors=MEMORY_DIMS, ints=("chunk_size",),
+     positive=("beta",))
+CASES += memory_rows(stores.SoftmaxStore)
+
+
+def read_rows(fn, store, targets: bool = True) -> list:
+    """A store's read with queries and targets that do not fit it."""
+    spec(fn, lambda: {"self": store(**memories()), "queries": t(2, 4, 3),
+                      **({"targets": torch.zeros(2, 4, **LONG)} if targets else {})},
+         tensors={"queries": 2}, reference=False)
+    rows = each(fn, "queries", ((t(2, 4, 2), "d_k-mismatch"),))
+    if targets:
+        rows += each(fn, "targets", (
+            (torch.zeros(2, 4, **F64), "float"), ([[0] * 4] * 2, "list"), (None, "none"),
+            (torch.zeros(2, 3, **LONG), "shape"), (torch.full((2, 4), 5, **LONG), "out-of-range"),
+            (torch.full((2, 4), -1, **LONG), "negative")))
+    return rows
+
+
+CASES += read_rows(stores.HebbianStore.read, stores.HebbianStore)
+CASES += read_rows(stores.KernelStore.read, stores.ReluStore)
+CASES += read_rows(stores.SoftmaxStore.read, stores.SoftmaxStore)
+CASES += read_rows(stores.KernelStore.strongest, stores.SquaredReluStore, targets=False)
+spec(stores.chunk_length, lambda: {"n_memories": 10, "rows": 4, "chunk_size": 3},
+     ints=("n_memories", "rows", "chunk_size"))
+spec(stores.build, lambda: {"store": "softmax", **memories(), "beta": 2.0}, tensors=MEMORY_DIMS, positive=("beta",),
+     options=("store",))
+CASES += [bad(stores.build, {"foo": 1}, "foo", "unknown-parameter"),
+          bad(stores.build, {"store": "hebbian"}, "beta", "foreign-parameter")]
+spec(stores.random_memories, lambda: {"trials": 2, "n_memories": 3, "d_key": 4, "d_value": 2, "keys": "sphere",
+                                      "seed": 0, **F64},
+     ints=("trials", "n_memories", "d_key", "d_value"), options=("keys",))
+CASES += each(stores.random_memories, "seed", ((-1, "negative"), (MISSING, "missing")))
+CASES += each(stores.random_memories, "dtype", ((torch.int64, "int64"),))
+spec(stores.interference_to_signal, lambda: {"memory": stores.HebbianStore(**memories()), "n_queries": 3},
+     ints=("n_queries",))
+CASES += each(stores.interference_to_signal, "n_queries", ((6, "above-n_memories"),))
+CASES += each(stores.interference_to_signal, "memory", ((t(2, 5, 3), "tensor"), ("hebbian", "name")))
+spec(stores.measure_isr, lambda: {"store": "hebbian", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
+     ints=("d_key", "n_memories", "trials", "n_queries", "d_value"), options=("store", "keys"))
+CASES += (each(stores.measure_isr, "trials", ((1, "one-trial"),))
+          + each(stores.measure_isr, "n_queries", ((4, "above-n_memories"),))
+          + each(stores.measure_isr, "seed", ((-1, "negative"),))
+          + each(stores.measure_isr, "dtype", ((torch.int64, "int64"),)))
+CASES += [bad(stores.measure_isr, {"store": "softmax", "beta": -1.0}, "beta", "negative"),
+          bad(stores.measure_isr, {"foo": 1}, "foo", "unknown-parameter")]
+spec(stores.measure_capacity, lambda: {"store": "hebbian", "d_key": 4, "around": 6.0, "trials": 2, "seed": 0, **F64},
+     positive=("around", "spread", "threshold"), ints=("d_key", "n_queries"), options=("store",))
+CASES += (each(stores.measure_capacity, "spread", ((1.0, "one"),))
+          + each(stores.measure_capacity, "trials", ((1, "one-trial"),))
+          + each(stores.measure_capacity, "seed", ((-1, "negative"),)))
+
+# --- stacking ---
+
+
+def weights() -> dict:
+    return {"W_Q": t(2, 2, 6, 3), "W_K": t(2, 2, 6, 3), "W_V": t(2, 2, 6, 3), "W_O": t(2, 2, 3, 6)}
+
+
+STACK = stacking.ConditioningStack
+spec(STACK, weights, tensors={"W_Q": 4, "W_K": 4, "W_V": 4, "W_O": 4}, nonnegative=("eps",),
+     options=("feature_map", "norm"))
+CASES += (each(STACK, "W_Q", ((t(1, 2, 2, 6, 3), "rank-5"),)) + each(STACK, "W_K", ((t(2, 2, 6, 4), "shape-mismatch"),))
+          + each(STACK, "W_V", ((t(2, 2, 5, 3), "d_model-mismatch"), (t(2, 1, 6, 3), "heads-mismatch")))
+          + each(STACK, "W_O", ((t(2, 2, 3, 5), "d_model-mismatch"), (t(2, 2, 4, 6), "d_v-mismatch"))))
+spec(STACK.random, lambda: {"layers": 2, "heads": 2, "d_model": 6, "d_k": 3, "generator": runtime.generator(0, "cpu"),
+                            **F64},
+     ints=("layers", "heads", "d_model", "d_k", "d_v"), nonnegative=("eps",), options=("norm", "feature_map"))
+CASES += [bad(STACK.random, {"generator": "abc"}, "generator", "str"),
+          bad(STACK.random, {"device": "meta"}, "generator", "other-device"),
+          bad(STACK.random, {"dtype": torch.int64}, "dtype", "int64")]
+for method in (STACK.head_responses, STACK.layer):
+    spec(method, lambda: {"self": STACK(**weights()), "x": t(2, 5, 6), "layer": 0}, tensors={"x": 2},
+         reference=False)
+    CASES += each(method, "x", ((t(2, 5, 5), "d_model-mismatch"),))
+    CASES += each(method, "layer", ((2, "out-of-range"), (-1, "negative"), (0.0, "float"), (True, "bool"),
+                                    ("0", "str")))
+spec(STACK.__call__, lambda: {"self": STACK(**weights()), "x": t(2, 5, 6)}, tensors={"x": 2}, reference=False)
+CASES += each(STACK.__call__, "x", ((t(2, 5, 5), "d_model-mismatch"),))
+
+
+def chain() -> dict:
+    return {"codes": stacking.chain_codes(2, 3, 4, heads=2, layers=2, seed=0, **F64), "start": torch.zeros(2, **LONG)}
+
+
+def code_rows(fn) -> list:
+    """Codes without a key and a value per hop, or with a dimension too many."""
+    return each(fn, "codes", ((chain()["codes"][:, :, :1], "one-role"), (chain()["codes"][None], "rank-7")))
+
+
+def chain_rows(fn) -> list:
+    """Codes and start items that do not make a chain."""
+    return code_rows(fn) + each(fn, "start", (
+        (torch.zeros(2, **F64), "float"), ([0, 0], "list"), (None, "none"), (torch.zeros(3, **LONG), "batch-mismatch"),
+        (torch.zeros(2, 1, **LONG), "rank-2"), (torch.zeros(2, **LONG).to("meta"), "meta-device"),
+        (torch.full((2,), 3, **LONG), "out-of-range"), (torch.full((2,), -1, **LONG), "negative")))
+
+
+spec(stacking.run_chain, chain, tensors={"codes": 6}, options=("readout",))
+CASES += chain_rows(stacking.run_chain)
+spec(stacking.reference_chain, chain, tensors={"codes": 6}, options=("readout",))
+CASES += chain_rows(stacking.reference_chain)
+spec(stacking.chain_sequence, chain, tensors={"codes": 6})
+CASES += chain_rows(stacking.chain_sequence)
+spec(stacking.chain_stack, lambda: {"codes": chain()["codes"]}, tensors={"codes": 6})
+CASES += code_rows(stacking.chain_stack)
+spec(stacking.chain_codes, lambda: {"trials": 2, "n_memories": 3, "d_key": 4, "heads": 2, "layers": 2, "seed": 0,
+                                    **F64},
+     ints=("trials", "n_memories", "d_key", "heads", "layers"))
+CASES += [bad(stacking.chain_codes, {"generator": runtime.generator(0, "cpu")}, "seed", "seed-and-generator"),
+          bad(stacking.chain_codes, {"seed": None}, "seed", "neither"),
+          bad(stacking.chain_codes, {"seed": None, "generator": "abc"}, "generator", "str"),
+          bad(stacking.chain_codes, {"seed": -1}, "seed", "negative"),
+          bad(stacking.chain_codes, {"dtype": torch.int64}, "dtype", "int64")]
+spec(stacking.measure_chain, lambda: {"n_memories": 3, "d_key": 4, "heads": 2, "layers": 2, "trials": 2, "seed": 0,
+                                      **F64},
+     ints=("n_memories", "d_key", "heads", "layers", "trials"), options=("readout",))
+CASES += (each(stacking.measure_chain, "d_key", ((1, "one"),))
+          + each(stacking.measure_chain, "trials", ((1, "one-trial"),))
+          + each(stacking.measure_chain, "seed", ((-1, "negative"),))
+          + each(stacking.measure_chain, "dtype", ((torch.int64, "int64"),)))
+FAILED = torch.zeros(2, 2, 2, dtype=torch.bool)
+spec(stacking.ChainMeasurement.chain_error,
+     lambda: {"self": stacking.ChainMeasurement(FAILED, FAILED[..., 0], "sum", 0), "layers": 1}, ints=("layers",))
+CASES += each(stacking.ChainMeasurement.chain_error, "layers", ((3, "above-measured"),))
+spec(stacking.head_margins, lambda: {"n_memories": 3, "d_key": 4, "trials": 2, "seed": 0, **F64},
+     ints=("n_memories", "d_key", "trials"))
+CASES += each(stacking.head_margins, "n_memories", ((1, "one"),))
+CASES += each(stacking.head_margins, "seed", ((-1, "negative"), (MISSING, "missing")))
+spec(stacking.cramer_rate, lambda: {"margins": t(4, 3) + 1.0, "iterations": 10}, tensors={"margins": 2},
+     ints=("iterations",))
+CASES += each(stacking.cramer_rate, "margins", ((t(2, 4, 3), "rank-3"), (t(1, 3), "one-trial"),
+                                                (t(4, 3).abs() - 2.0 * t(4, 3).abs().max(), "negative-mean")))
+
+# --- theory ---
+
+spec(theory.sphere_overlap_moments, lambda: {"d": 4}, ints=("d",))
+spec(theory.acquisition_moments,
+     lambda: {"n": 3.0, "alpha": 0.5, "d": 4, "sigma": 0.1, "test_sigma": 0.1, "cs_sq_norm": 1.0},
+     nonnegative=("n", "sigma", "test_sigma", "cs_sq_norm"), reals=("alpha",), ints=("d",))
+spec(theory.normalised_strength, lambda: {"d_v": 4, "us_norm": 1.0}, ints=("d_v",), positive=("us_norm",))
+spec(theory.generalisation_moments,
+     lambda: {"c": 0.5, "alpha": 1.0, "d": 4, "trained": 1, "same_us": [1], "other_us": [2]},
+     reals=("alpha",), ints=("d",))
+CASES += each(theory.generalisation_moments, "c", ((1.5, "above-one"), (-1.5, "below-minus-one"), (NAN, "nan"),
+                                                   ("x", "str")))
+CASES += each(theory.generalisation_moments, "trained", ((-1, "negative"), (1.5, "float"), (True, "bool")))
+for p in ("same_us", "other_us"):
+    CASES += each(theory.generalisation_moments, p, (([-1], "negative"), ([NAN], "nan"), (["1"], "str-entry"),
+                                                     (3, "int")))
+spec(theory.attention_cost, lambda: {"form": "chunkwise", "T": 10, "d_k": 4, "d_v": 4, "chunk_size": 3},
+     ints=("T", "d_k", "d_v", "chunk_size"), options=("form",))
+spec(theory.norm_rescaling_change, lambda: {"scale": 2.0, "eps": 1e-6, "mean_square": 1.0},
+     positive=("scale", "mean_square"), nonnegative=("eps",))
+spec(theory.rounding_bound, lambda: {"depth": 10, "precision": "float32"}, ints=("depth",), options=("precision",))
+CASES += each(theory.rounding_bound, "precision", ((torch.int64, "int64"),))
+STORE_NAMES = {"options": ("store", "keys"), "ints": ("d_key", "n_memories")}
+spec(theory.isr, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "beta": 2.0}, positive=("beta",),
+     **STORE_NAMES)
+CASES += [bad(theory.isr, {"store": "polynomial", "beta": MISSING}, "degree", "missing"),
+          bad(theory.isr, {"store": "polynomial", "beta": MISSING, "degree": 0}, "degree", "zero"),
+          bad(theory.isr, {"store": "hebbian"}, "beta", "foreign-parameter")]
+spec(theory.isr_variance, lambda: {"store": "hebbian", "d_key": 4, "n_memories": 3}, **STORE_NAMES)
+CASES += each(theory.isr_variance, "store", (("softmax", "no-variance"),))
+spec(theory.capacity, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("threshold", "beta"),
+     options=("store", "keys"), ints=("d_key",))
+spec(theory.all_within_probability, lambda: {"store": "hebbian", "d_key": 8, "n_memories": 3},
+     positive=("threshold",), options=("store", "keys", "method"), ints=("d_key", "n_memories"))
+spec(theory.worst_case_capacity, lambda: {"store": "hebbian", "d_key": 8, "delta": 0.1, "method": "markov"},
+     probabilities=("delta",), positive=("threshold",), options=("store", "keys", "method"), ints=("d_key",))
+CASES += each(theory.worst_case_capacity, "delta", ((0.0, "zero"), (1.0, "one")))
+spec(theory.hebbian_decoding_accuracy, lambda: {"d_key": 8, "n_memories": 3}, ints=("d_key", "n_memories"))
+spec(theory.recall_accuracy, lambda: {"n_memories": 3, "key_overlap": 0.1, "value_overlap": 0.1, "n_values": 5},
+     ints=("n_memories", "n_values"), probabilities=("key_overlap", "value_overlap"))
+CASES += each(theory.recall_accuracy, "key_overlap", ((0.0, "zero"),))
+CASES += each(theory.recall_accuracy, "n_values", ((2, "below-n_memories"),))
+spec(theory.welch_bound, lambda: {"n_vectors": 8, "dim": 4}, ints=("n_vectors", "dim"))
+spec(theory.hebbian_accuracy_capacity, lambda: {"d_key": 8, "accuracy": 0.9}, ints=("d_key",),
+     probabilities=("accuracy",))
+CASES += each(theory.hebbian_accuracy_capacity, "accuracy", ((0.0, "zero"), (1.0, "one")))
+spec(theory.sphere_overlap_moment, lambda: {"d": 4, "p": 2}, ints=("d", "p"))
+spec(theory.log_sphere_overlap_mgf, lambda: {"d": 4, "t": 2.0}, ints=("d",), reals=("t",))
+spec(theory.gaussian_overlap_isr, lambda: {"store": "softmax", "d_key": 8, "n_memories": 3, "beta": 2.0},
+     options=("store",), ints=("d_key", "n_memories"), positive=("beta",))
+CASES.append(bad(theory.gaussian_overlap_isr, {"store": "polynomial", "beta": MISSING}, "degree", "missing"))
+spec(theory.target_wins_probability, lambda: {"d_key": 8, "n_memories": 3, "keys": "gaussian"},
+     ints=("d_key", "n_memories"), options=("keys",))
+spec(theory.softmax_beta_for_isr, lambda: {"d_key": 8, "n_memories": 5, "target_isr": 1.0},
+     ints=("d_key", "n_memories"), positive=("target_isr",), options=("keys",))
+for fn in (theory.logn_scaled_beta, theory.yarn_scaled_beta):
+    spec(fn, lambda: {"beta": 2.0, "n": 64, "n_train": 16}, positive=("beta",), ints=("n", "n_train"))
+CASES += each(theory.logn_scaled_beta, "n_train", ((1, "one"),))
+for fn in (theory.stacked_error, theory.stacked_error_bound):   # the bound alone takes n / d_k > 1
+    spec(fn, lambda: {"head_failure": 0.1, "heads": 2, "layers": 3}, ints=("heads", "layers"),
+         **{"probabilities" if fn is theory.stacked_error else "nonnegative": ("head_failure",)})
+spec(theory.source_error_bound, lambda: {"n_memories": 3, "d_key": 8, "heads": 2, "layers": 3},
+     ints=("n_memories", "d_key", "heads", "layers"))
+spec(theory.bound_optimal_heads, lambda: {"width": 16, "n_memories": 3}, ints=("width", "n_memories"))
+spec(theory.decay_isr, lambda: {"age": 2, "gamma": 0.9, "d": 8, "length": 10}, probabilities=("gamma",),
+     ints=("d", "length"))
+CASES += each(theory.decay_isr, "age", ((-1, "negative"), (1.5, "float"), (True, "bool"), ("2", "str")))
+CASES += [bad(theory.decay_isr, {"gamma": 0.0}, "gamma", "zero"),
+          bad(theory.decay_isr, {"gamma": 1.0, "length": None}, "length", "endless-hebbian")]
+spec(theory.decay_horizon, lambda: {"gamma": 0.9, "d": 8, "length": 10}, probabilities=("gamma",), ints=("d", "length"))
+CASES += each(theory.decay_horizon, "gamma", ((1.0, "one"), (0.0, "zero")))
+spec(theory.optimal_decay, lambda: {"d": 8}, ints=("d",))
+spec(theory.hebbian_drift, lambda: {"epochs_old": 3, "epochs_new": 4, "n_pairs": 2, "d": 8},
+     nonnegative=("epochs_old", "epochs_new"), ints=("n_pairs", "d"))
+spec(theory.oja_repeated_pair, lambda: {"k": t(3), "v": t(2), "alpha": 0.1, "steps": 5},
+     tensors={"k": 1, "v": 1}, positive=("alpha",), options=("form",))
+CASES += each(theory.oja_repeated_pair, "k", ((t(2, 3), "matrix"),)) + each(theory.oja_repeated_pair, "v",
+                                                                           ((t(2, 2), "matrix"),))
+CASES += each(theory.oja_repeated_pair, "steps", ((-1, "negative"), (1.5, "float"), ("5", "str")))
+
+# --- phenomena ---
+
+
+def cs_ab() -> dict:
+    return phenomena.stimuli("AB", 2, **F64)
+
+
+DESIGNS = ((5, "int"), ("2 A", "no-us"), ("0 A+", "zero-trials"), ("", "empty"), ("2 a+", "lower-case"),
+           ("2 A+ |", "empty-phase"), ("A+", "no-count"), ("2 (A+ AX-)", "no-comma"))
+SALIENCES = (({"A": 0.0}, "zero"), ({"A": -1.0}, "negative"), ({"A": NAN}, "nan"), ({"A": INF}, "inf"),
+             ({"A": "1"}, "str"), ([2.0], "list"), (2.0, "number"))
+
+
+def stimulus_rows(fn) -> list:
+    """Conditioned stimuli that are not one kind of vector."""
+    a = cs_ab()["A"]
+    return each(fn, "cs", (
+        ({"A": a}, "missing-letter"), ([a, a], "list"), ({"A": a.tolist(), "B": a.tolist()}, "list-vectors"),
+        ({"A": a, "B": t(3)}, "dimension-mismatch"), ({"A": a, "B": with_value(a, NAN)}, "nan"),
+        ({"A": a.long(), "B": a.long()}, "int64"), ({"A": a, "B": a.to("meta")}, "meta-device"),
+        ({"A": a, "B": a.half()}, "float16"), ({"A": t(2, 2), "B": t(2, 2)}, "matrices")))
+
+
+spec(phenomena.parse_design, lambda: {"design": "2 A+ | 1 (A+, AX-)"})
+CASES += each(phenomena.parse_design, "design", DESIGNS)
+spec(phenomena.stimuli, lambda: {"letters": "AB", "d_key": 3, "salience": {"A": 2.0}, "seed": 0, **F64},
+     ints=("d_key",))
+CASES += [bad(phenomena.stimuli, {"letters": "ABCD"}, "d_key", "too-many-letters")]
+CASES += each(phenomena.stimuli, "letters", ((5, "int"), (["A"], "list")))
+CASES += each(phenomena.stimuli, "seed", ((-1, "negative"),))
+CASES += each(phenomena.stimuli, "dtype", ((torch.int64, "int64"),))
+CASES += each(phenomena.stimuli, "salience", (*SALIENCES, ({"Z": 2.0}, "unknown-letter")))
+spec(phenomena.trials, lambda: {"design": "2 A+ | 1 AB-", "cs": cs_ab(), "us": 1.0}, reals=("us",))
+CASES += each(phenomena.trials, "design", DESIGNS[:3]) + stimulus_rows(phenomena.trials)
+spec(phenomena.responses, lambda: {"rule": "delta", "design": "2 A+ | 1 AB-", "test": "A", "cs": cs_ab(), "beta": 0.5},
+     reals=("us",), nonnegative=("beta",), options=("rule",))
+CASES += each(phenomena.responses, "test", (("Z", "unknown-letter"), ("", "empty"), (5, "int")))
+CASES += each(phenomena.responses, "design", DESIGNS[:3]) + stimulus_rows(phenomena.responses)
+CASES += each(phenomena.responses, "beta", ((MISSING, "missing"),))
+spec(phenomena.rescorla_wagner, lambda: {"design": "2 A+ | 1 AB+", "test": "B", "beta": 0.5, "salience": {"A": 2.0}},
+     nonnegative=("beta",), reals=("us",))
+CASES += each(phenomena.rescorla_wagner, "design", DESIGNS[:3])
+CASES += each(phenomena.rescorla_wagner, "test", (("", "empty"), (5, "int"), (["B"], "list")))
+CASES += each(phenomena.rescorla_wagner, "salience", SALIENCES)
+spec(phenomena.phenomenon, lambda: {"name": "blocking", "n": 5}, ints=("n",), options=("name",))
+spec(phenomena.phenomenon_index,
+     lambda: {"name": "blocking", "rule": "delta", "n": 2, "d_key": 4, **F64, "beta": 0.2},
+     ints=("n",), nonnegative=("beta",), options=("name", "rule"))
+CASES += (each(phenomena.phenomenon_index, "d_key", ((3, "too-few-dimensions"),))
+          + each(phenomena.phenomenon_index, "seed", ((-1, "negative"),))
+          + each(phenomena.phenomenon_index, "beta", ((MISSING, "missing"),))
+          + each(phenomena.phenomenon_index, "dtype", ((torch.int64, "int64"),)))
+spec(phenomena.phenomena_table, lambda: {"settings": {"delta": {"rule": "delta", "beta": 0.2}}, "n": 2, **F64},
+     ints=("n",))
+CASES += each(phenomena.phenomena_table, "settings", (
+    ([("delta", {"rule": "delta"})], "list"), ({"delta": {"beta": 0.2}}, "no-rule"),
+    ({"delta": {"rule": "nonsense"}}, "unknown-rule"), ({"delta": 5}, "not-a-mapping"), ("delta", "str")))
+CASES.append(bad(phenomena.phenomena_table, {"settings": {"delta": {"rule": "delta"}}}, "beta", "missing"))
+
+# --- timing ---
+
+for fn, first in ((timing.time_calls, {"calls": {"nothing": lambda: None}}), (timing.time_call, {"fn": lambda: None})):
+    spec(fn, lambda first=first: {**first, "repeats": 1, "warmup": 0, "device": "cpu"}, ints=("repeats",),
+         nonnegative=("min_time",))
+    CASES += each(fn, "warmup", ((-1, "negative"), (1.5, "float"), ("1", "str")))
+    CASES += each(fn, "device", ((5, "int"), ("nonsense", "unknown")))
+    CASES.append(bad(fn, {"min_time": 0.1}, "warmup", "min_time-without-warmup"))
+CASES += each(timing.time_calls, "calls", (({}, "empty"), ([lambda: None], "list"), ({"five": 5}, "not-callable"),
+                                           (lambda: None, "callable")))
+CASES += each(timing.time_call, "fn", ((5, "int"), ({"f": lambda: None}, "mapping")))
+
+# --- mqar ---
+
+VOCAB = mqar.Vocabulary(4, 4)
+SMALL = {"layer": "delta", "d_key": 4, "d_model": 8}
+
+
+def model():
+    return mqar.build(VOCAB, seed=0, device="cpu", **SMALL)
+
+
+spec(mqar.Vocabulary, lambda: {"n_keys": 4, "n_values": 4}, ints=("n_keys", "n_values"))
+spec(mqar.mqar, lambda: {"batch": 2, "n_pairs": 2, "vocab": VOCAB, "length": 8, "seed": 0, "device": "cpu"},
+     ints=("batch", "n_pairs", "length"), options=("placement",))
+CASES += (each(mqar.mqar, "n_pairs", ((5, "above-n_keys"),)) + each(mqar.mqar, "length", ((5, "too-short"),))
+          + each(mqar.mqar, "vocab", (((4, 4), "tuple"),)) + each(mqar.mqar, "seed", ((-1, "negative"),)))
+spec(mqar.MemoryLayer, lambda: {"layer": "delta", "d_model": 8, "d_key": 4, "d_value": 4}, options=("layer",))
+for p in ("d_model", "d_key", "d_value"):
+    CASES += each(mqar.MemoryLayer, p, ((0, "zero"), (-3, "negative"), (2.0, "float")))
+spec(mqar.Model, lambda: {"vocab": VOCAB, **SMALL}, ints=("d_key", "d_value", "d_model", "layers"),
+     options=("layer",))
+CASES += each(mqar.Model, "vocab", (((4, 4), "tuple"),))
+spec(mqar.build, lambda: {"vocab": VOCAB, "seed": 0, "device": "cpu", **SMALL}, ints=("d_key", "d_model"),
+     options=("layer",))
+CASES += each(mqar.build, "seed", ((-1, "negative"), (1.5, "float")))
+CASES.append(bad(mqar.build, {"foo": 1}, "foo", "unknown-parameter"))
+CASES += each(mqar.build, "vocab", (((4, 4), "tuple"),))
+spec(mqar.loss_and_accuracy,
+     lambda: {"model": model(), **dict(zip(("tokens", "labels"), mqar.mqar(2, 2, vocab=VOCAB, device="cpu")))})
+CASES += (each(mqar.loss_and_accuracy, "model", (("x", "str"),))
+          + each(mqar.loss_and_accuracy, "tokens", ((torch.zeros(2, 6, **F64), "float"),))
+          + each(mqar.loss_and_accuracy, "labels", ((torch.zeros(2, 5, **LONG), "shape"),)))
+spec(mqar.train, lambda: {"vocab": VOCAB, "pairs": (2,), "steps": 1, "batch": 2, "seed": 0, "device": "cpu", **SMALL},
+     ints=("steps", "batch"), positive=("lr",), nonnegative=("weight_decay",), options=("layer",))
+CASES += each(mqar.train, "pairs", (((), "empty"),)) + each(mqar.train, "seed", ((-1, "negative"),))
+CASES += (each(mqar.train, "pairs", (((5,), "above-n_keys"),))
+          + each(mqar.train, "pairs", ((2, "int"),)))
+spec(mqar.accuracy, lambda: {"model": model(), "n_pairs": 2, "sequences": 4, "seed": 0}, ints=("n_pairs",))
+CASES += each(mqar.accuracy, "n_pairs", ((5, "above-n_keys"),)) + each(mqar.accuracy, "seed", ((-1, "negative"),))
+CASES += (each(mqar.accuracy, "sequences", ((0, "zero"),))
+          + each(mqar.accuracy, "model", (("x", "str"),)))
+spec(mqar.geometry, lambda: {"model": model()})
+CASES += each(mqar.geometry, "model", (("x", "str"),))
+spec(mqar.experiment, lambda: {"vocab": VOCAB, "layers": ["delta"], "d_keys": [4], "train_pairs": [2],
+                               "test_pairs": [2], "steps": 1, "sequences": 4, "device": "cpu", "d_model": 8,
+                               "batch": 2})
+CASES += each(mqar.experiment, "steps", ((0, "zero"),))
+CASES += [bad(mqar.experiment, {p: v}, p, kind) for p, v, kind in (
+    ("layers", ["nonsense"], "unknown"), ("layers", "delta", "str"), ("d_keys", [0], "zero"), ("seeds", 0, "zero"),
+    ("sequences", 0, "zero"), ("train_pairs", [], "empty"), ("test_pairs", [0], "zero"))]
+RUN = mqar.Run("delta", 4, 0, {2: torch.ones(4, **F64)}, mqar.Geometry(t(2, 2), t(2, 2)), [1.0], None)
+spec(mqar.accuracy_curve, lambda: {"runs": [RUN], "layer": "delta", "d_key": 4})
+CASES += (each(mqar.accuracy_curve, "runs", (([], "empty"),))
+          + each(mqar.accuracy_curve, "layer", (("softmax", "absent"),))
+          + each(mqar.accuracy_curve, "d_key", ((8, "absent"),)))
+CASES += each(mqar.accuracy_curve, "runs", ((5, "int"),))
+spec(mqar.collapse_point, lambda: {"pairs": [8, 16, 32], "accuracies": [0.9, 0.6, 0.3], "level": 0.5})
+CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
+    ("level", NAN, "nan"), ("level", 1.5, "above-one"), ("accuracies", [0.9, 0.6], "length-mismatch"),
+    ("pairs", [], "empty"), ("pairs", [8, 0, 32], "zero"))]
+
+# --- the tests ---
+
+PLANNED_CASES = 2000
+"""The table's size when written: a smaller table has lost rows."""
+
+EXEMPT = {
+    # no arguments
+    "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
+    "runtime.setup": "no arguments", "claims.records_dir": "no arguments",
+    # nothing to refuse
+    "runtime.by_scale": "returns one of its two arguments, whatever they are",
+    "runtime.progress": "passes its iterable through (with tqdm's bar at the full scale)",
+    "maps.identity": "returns its argument",
+    # plain data classes: results, checked by the functions that make them
+    "claims.Claim": "data class", "claims.ClaimTable": "display of checked records", "drift.Drift": "data class",
+    "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class",
+    "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
+    "timing.Timing": "data class",
+    "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
+    "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
+}
+"""Public callables with no row, and why; every other one defined in a module of the package has rows."""
+EXEMPT_MODULES = {"plotting": "figures and their style, not computation"}
+
+
+def public_callables() -> list[str]:
+    """``module.name`` of every public function and class defined in a module of the package."""
+    names = []
+    for info in pkgutil.iter_modules(pavlov.__path__):
+        if info.name.startswith("_") or info.name in EXEMPT_MODULES:
+            continue
+        module = importlib.import_module(f"pavlov.{info.name}")
+        names += [f"{info.name}.{name}" for name, obj in vars(module).items()
+                  if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", None) == module.__name__]
+    return names
+
+
+COVERED = sorted({name_of(case.values[0]) for case in CASES})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def claims_elsewhere(tmp_path_factory):
+    """Claim records of the valid calls of ``claims.check`` go to one temporary folder, not ``_build/``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAVLOV_CLAIMS_DIR", str(tmp_path_factory.mktemp("claims")))
+        yield
+
+
+@pytest.mark.parametrize("fn, override, param", CASES)
+def test_bad_input_names_the_parameter(fn, override, param, one_thread):
+    with pytest.raises((ValueError, TypeError), match=rf"\b{re.escape(param)}\b"):
+        call(fn, {**VALID[fn](), **override})
+
+
+@pytest.mark.parametrize("fn", list(VALID), ids=name_of)
+def test_valid_arguments_run(fn, one_thread):
+    call(fn, VALID[fn]())
+
+
+def test_every_public_callable_has_a_case():
+    public = public_callables()
+    missing = sorted(set(public) - set(COVERED) - set(EXEMPT))
+    assert not missing, f"public callables without a bad-input case: {missing}"
+    stale = sorted(set(EXEMPT) - set(public))
+    assert not stale, f"exemptions for names that are not public callables: {stale}"
+    both = sorted(set(EXEMPT) & set(COVERED))
+    assert not both, f"exempt yet in the table: {both}"
+
+
+def test_case_ids_are_unique():
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+@pytest.mark.parametrize("count", [len(CASES)], ids=[f"{len(CASES)}-cases-over-{len(COVERED)}-callables"])
+def test_table_size(count, record_property):
+    record_property("bad_input_cases", count)
+    record_property("bad_input_callables", len(COVERED))
+    print(f"bad-input cases: {count} over {len(COVERED)} functions, classes and methods")
+    assert count >= PLANNED_CASES
