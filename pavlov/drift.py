@@ -14,6 +14,7 @@ Keys are uniform on the unit sphere in ``d`` dimensions and values on the unit s
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -21,6 +22,7 @@ import torch
 from . import _validate
 from .rules import CHUNKWISE, RULES
 from .runtime import generator, resolve, seed_or_fresh
+from .stats import mean_and_se
 from .stimuli import random_stimuli
 
 
@@ -41,6 +43,22 @@ class Drift(NamedTuple):
         before = quality[self.epochs_before - 1]
         regained = (quality[self.epochs_before:] >= fraction * before).nonzero()
         return int(regained[0]) + 1 if len(regained) else None
+
+    def recovery_se(self, fraction: float = 0.9) -> float:
+        r"""The standard error of :meth:`recovery`, in epochs (delta method).
+
+        The crossing is where the mean over trials of :math:`x = q_e - f\, q_\text{before}` turns positive;
+        its standard error in epochs is that of :math:`\bar x` at the crossing over the slope of
+        :math:`\bar x` per epoch there (``inf`` if it never crosses or does not rise).
+        """
+        epoch = self.recovery(fraction)
+        if epoch is None or self.quality.shape[0] < 2:
+            return math.inf
+        at = self.epochs_before - 1 + epoch
+        x = self.quality[:, at - 1:at + 1] - fraction * self.quality[:, self.epochs_before - 1, None]
+        mean, se = mean_and_se(x)
+        slope = float(mean[1] - mean[0])
+        return float(se[1]) / slope if slope > 0 else math.inf
 
 
 def concept_drift(rule: str, *, n_pairs: int, d: int, epochs_before: int, epochs_after: int, trials: int,

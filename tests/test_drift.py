@@ -209,3 +209,17 @@ ISR = {"gamma": 0.9, "d": 8, "length": 10, "trials": 2, "seed": 0, "device": "cp
 def test_bad_input(make, error, param):
     with pytest.raises(error, match=rf"\b{param}\b"):
         make()
+
+
+def test_recovery_standard_error():
+    run = drift.concept_drift("hebbian", n_pairs=8, d=32, epochs_before=5, epochs_after=20, trials=16, alpha=1.0,
+                              seed=3, device="cpu", dtype=torch.float64)
+    se = run.recovery_se(0.9)
+    assert run.recovery(0.9) is not None and 0 < se < 5
+    # the crossing's standard error shrinks as trials are added: about 1/sqrt(trials)
+    more = drift.concept_drift("hebbian", n_pairs=8, d=32, epochs_before=5, epochs_after=20, trials=256, alpha=1.0,
+                               seed=3, device="cpu", dtype=torch.float64)
+    assert more.recovery_se(0.9) < se
+    never = drift.concept_drift("hebbian", n_pairs=8, d=32, epochs_before=20, epochs_after=2, trials=4, alpha=1.0,
+                                seed=3, device="cpu", dtype=torch.float64)
+    assert never.recovery(0.9) is None and never.recovery_se(0.9) == math.inf
