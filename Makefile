@@ -1,5 +1,6 @@
 # The book's two commands: `make book` and `make test`. Both set up .venv when it is missing or stale.
-# `make flake-check` reruns every claim of every chapter over 30 seeds (tools/flake.py; about an hour on 2 cores).
+# `make flake-check` reruns every claim of every chapter over 30 seeds (tools/flake.py; about an hour on 2 cores;
+# the latest report is tools/FLAKE_REPORT.md).
 # `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
 # benchmarks/results.json and benchmarks/RESULTS.md, which the appendix reads.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
