@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _validate, attention, rules, runtime, stats
-from .runtime import default_device, generator, progress
+from .runtime import generator, progress
 
 IGNORE = -100
 """The label of positions that are not queries (``torch.nn.functional.cross_entropy``'s ignore index)."""
@@ -112,7 +112,7 @@ def mqar(batch: int, n_pairs: int, *, vocab: Vocabulary, length: int | None = No
     if length < 3 * n_pairs:
         raise ValueError(f"length must be at least 3 * n_pairs = {3 * n_pairs}, got {length}")
     _validate.option("placement", placement, PLACEMENTS)
-    device = torch.device(device) if device is not None else default_device()
+    device = runtime.device_of(device)
     gen = generator(seed, device)
 
     # distinct keys: the first n_pairs of a random permutation of the key vocabulary
@@ -173,9 +173,8 @@ class Model(nn.Module):
     def __init__(self, vocab: Vocabulary, *, layer: str, d_key: int, d_value: int | None = None, d_model: int = 64,
                  layers: int = 1):
         super().__init__()
-        d_key, d_model = _validate.positive_int("d_key", d_key), _validate.positive_int("d_model", d_model)
-        d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
-        layers = _validate.positive_int("layers", layers)
+        d_model, layers = _validate.positive_int("d_model", d_model), _validate.positive_int("layers", layers)
+        d_value = d_key if d_value is None else d_value          # the memory layers check d_key and d_value
         self.vocab = _vocabulary(vocab)
         self.embed = nn.Embedding(vocab.size, d_model)
         self.memories = nn.ModuleList(MemoryLayer(layer, d_model, d_key, d_value) for _ in range(layers))
@@ -198,7 +197,7 @@ def build(vocab: Vocabulary, *, layer: str, d_key: int, seed: int, device=None, 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(runtime.seed_for(seed))
         model = Model(vocab, layer=layer, d_key=d_key, **kwargs)
-    return model.to(device if device is not None else default_device())
+    return model.to(runtime.device_of(device))
 
 
 def loss_and_accuracy(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

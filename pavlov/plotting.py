@@ -62,9 +62,8 @@ def explorer(draw, **controls) -> None:
         plt.close(figure)             # shown through the display handle only, not a second time by the backend
         return figure
 
-    try:
-        import ipywidgets
-    except ImportError:
+    ipywidgets = widgets()
+    if isinstance(ipywidgets, _FixedControls):
         print("ipywidgets is not installed, so the controls are off and this is the first setting "
               "(pip install ipywidgets, then rerun the chapter)")
         display(current())
