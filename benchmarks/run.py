@@ -2,7 +2,8 @@ r"""The benchmark suite: the write rules' chunkwise forms and the streaming soft
 
 ``python -m benchmarks.run [--size tiny|cpu|gpu] [--out DIR] [--threads N] [--chunk-size C]`` writes
 ``results.json`` (a list of records, :data:`FIELDS`), ``machine.json`` (where and when it ran) and a
-readable ``RESULTS.md`` into ``DIR`` (default: this folder).
+readable ``RESULTS.md`` into ``DIR`` (default: ``pavlov/data/benchmarks``, where the package ships them,
+so that the appendix page reads them through :func:`pavlov.book.benchmarks` even when opened on its own).
 
 * **Write rules** (:data:`benchmarks.peers.OPERATIONS`): the package's chunkwise form of each linear
   rule, forward (``fwd``) and forward plus the backward of the outputs' sum with respect to ``q, k, v``
@@ -441,7 +442,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=tuple(SIZES), default=None,
                         help="tiny (a smoke test), cpu, gpu; default: gpu on CUDA, else cpu")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for the results (default: benchmarks/)")
+    parser.add_argument("--out", type=Path, default=HERE.parent / "pavlov" / "data" / "benchmarks",
+                        help="folder for the results (default: pavlov/data/benchmarks/, shipped with the package)")
     # Two threads by default on a CPU, the cores of the machines the book is tested on. On a machine
     # shared with other jobs a second worker thread can be descheduled, which stalls every small
     # operation of the recurrent forms (tens of times slower): use --threads 1 there.

@@ -7,17 +7,18 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 :mod:`~pavlov.phenomena` (classic conditioning experiments), :mod:`~pavlov.drift` (concept drift, forgetting),
 :mod:`~pavlov.mqar` (multi-query associative recall: trained models),
 :mod:`~pavlov.theory` (closed forms), :mod:`~pavlov.stats`,
-:mod:`~pavlov.timing` and :mod:`~pavlov.claims` (the ledger of checked claims). :mod:`~pavlov.plotting`
+:mod:`~pavlov.timing`, :mod:`~pavlov.claims` (the ledger of checked claims) and :mod:`~pavlov.book`
+(what the book ships about itself). :mod:`~pavlov.plotting`
 (the figure style) is imported on its own, so computation never loads matplotlib.
 """
 
 __version__ = "0.1.0"
 
-from . import (attention, claims, conditioning, drift, maps, mqar, phenomena, rules, stacking, stats,  # noqa: E402
+from . import (attention, book, claims, conditioning, drift, maps, mqar, phenomena, rules, stacking, stats,  # noqa: E402
                stimuli, stores, theory, timing)
 from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup  # noqa: E402
 from .stimuli import random_stimuli  # noqa: E402
 
-__all__ = ["attention", "by_scale", "claims", "conditioning", "default_device", "drift", "generator", "maps", "mqar",
+__all__ = ["attention", "book", "by_scale", "claims", "conditioning", "default_device", "drift", "generator", "maps", "mqar",
            "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking", "stats", "stimuli", "stores",
            "theory", "timing"]

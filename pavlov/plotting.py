@@ -47,33 +47,48 @@ def theory(ax, x, y, *, label: str = "theory", **kwargs):
     return ax.plot(x, y, label=label, **{**THEORY, **kwargs})
 
 
+class Explorer:
+    """One explorer: its ``draw`` function, its controls by parameter name and the figure it shows now."""
+
+    def __init__(self, draw, controls: dict):
+        self.draw, self.controls, self.figure = draw, controls, None
+
+    def redraw(self):
+        """Draw the figure for the controls' current values (and keep it as :attr:`figure`)."""
+        self.figure = self.draw(**{name: control.value for name, control in self.controls.items()})
+        plt.close(self.figure)        # shown through a display handle only, not a second time by the backend
+        return self.figure
+
+
+EXPLORERS: list[Explorer] = []
+"""Every explorer shown in this session, the latest last (tests move their controls through it)."""
+
+
 def explorer(draw, **controls) -> None:
     """Controls (ipywidgets, by parameter name) above a figure ``draw(**values)`` that they redraw in place.
 
     The first figure is an ordinary output, so the static HTML book shows the explorer's initial
     state; in a running notebook (Colab, Jupyter) moving a control replaces the figure. ``draw``
     returns a matplotlib figure and does not show it. Without ipywidgets (controls from
-    :func:`widgets`) it shows the first figure and says how to get the controls.
+    :func:`widgets`) it shows the first figure and says how to get the controls. Works with
+    ipywidgets 7 (Colab's) and 8. The explorer is kept in :data:`EXPLORERS`.
     """
     from IPython.display import display
 
-    def current():
-        figure = draw(**{name: control.value for name, control in controls.items()})
-        plt.close(figure)             # shown through the display handle only, not a second time by the backend
-        return figure
-
+    shown = Explorer(draw, controls)
+    EXPLORERS.append(shown)
     ipywidgets = widgets()
     if isinstance(ipywidgets, _FixedControls):
         print("ipywidgets is not installed, so the controls are off and this is the first setting "
               "(pip install ipywidgets, then rerun the chapter)")
-        display(current())
+        display(shown.redraw())
         return
     for name, control in controls.items():
         control.description = control.description or name           # label each control, as interact would
     display(ipywidgets.Box(list(controls.values()), layout=ipywidgets.Layout(flex_flow="row wrap")))
-    handle = display(current(), display_id=True)
+    handle = display(shown.redraw(), display_id=True)
     for control in controls.values():
-        control.observe(lambda _: handle.update(current()), names="value")
+        control.observe(lambda _: handle.update(shown.redraw()), names="value")
 
 
 class _FixedControl:

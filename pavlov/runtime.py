@@ -4,7 +4,7 @@
 * :func:`scale` reads the one switch ``PAVLOV_SCALE`` (``quick`` or ``full``; by default ``full`` on a
   GPU and ``quick`` elsewhere) and :func:`by_scale` picks a size by it, so no notebook hard-codes a
   size for one machine.
-* :func:`progress` shows a progress bar over a long loop at the full scale.
+* :func:`progress` shows a progress bar over a long loop.
 * :func:`generator` makes an explicit, seeded ``torch.Generator``; the package never touches the
   global random state. ``PAVLOV_SEED`` (default 0) is mixed into every seed, so a whole chapter can
   be rerun on other random draws without editing it (:func:`seed_for`).
@@ -62,15 +62,16 @@ def by_scale(*, quick, full):
 
 
 def progress(iterable, *, desc: str | None = None, total: int | None = None):
-    """``iterable`` with a progress bar (``tqdm.auto``) at the full scale; unchanged at the quick scale and under CI.
+    """``iterable`` with a progress bar (``tqdm.auto``), unless ``PAVLOV_PROGRESS=0`` or ``CI`` is set.
 
-    Long sweeps wrap their loop in it, so a reader running a chapter on a GPU sees how far it got,
-    while tests and the book's build print nothing.
+    Every loop that can take more than a few seconds is wrapped in it, so a reader running a chapter
+    (on a GPU at the full scale, or on a CPU at the quick scale) sees how far it got; the book's build
+    and its tests set ``PAVLOV_PROGRESS=0`` and print nothing.
 
     >>> list(progress(range(3), desc="trials"))
     [0, 1, 2]
     """
-    if scale() != "full" or os.environ.get("CI"):
+    if os.environ.get("PAVLOV_PROGRESS", "").strip().lower() in ("0", "off", "false", "no") or os.environ.get("CI"):
         return iterable
     try:
         from tqdm.auto import tqdm

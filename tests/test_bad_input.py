@@ -679,9 +679,10 @@ EXEMPT = {
     # no arguments
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "claims.records_dir": "no arguments",
+    "book.scales": "no arguments", "book.benchmarks": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
-    "runtime.progress": "passes its iterable through (with tqdm's bar at the full scale)",
+    "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",
     "maps.identity": "returns its argument",
     # plain data classes: results, checked by the functions that make them
     "claims.Claim": "data class", "claims.ClaimTable": "display of checked records", "drift.Drift": "data class",

@@ -55,7 +55,7 @@ def test_pip_install_into_a_fresh_venv(scratch):
     # A copy of the working tree, as pip sees a clone: building in place would leave build/ in the repository.
     source = scratch / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "_build", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
+        ".git", ".venv", ".venv-colab", "_build", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
         ".ipynb_checkpoints"))
     venv = scratch / "venv"
     outside = scratch / "elsewhere"   # not the repository, so `import pavlov` cannot find the source tree
@@ -68,9 +68,11 @@ def test_pip_install_into_a_fresh_venv(scratch):
     run(python, "-m", "pip", "install", "--quiet", f"torch=={TORCH}", cwd=outside, env=env)
     run(python, "-m", "pip", "install", "--quiet", source, cwd=outside, env=env)
     report = run(python, "-c", "import pavlov, sysconfig, torch; print(pavlov.__version__); print(pavlov.__file__); "
-                 "print(sysconfig.get_paths()['purelib']); print(torch.__version__)", cwd=outside, env=env)
+                 "print(sysconfig.get_paths()['purelib']); print(torch.__version__); "
+                 "print(len(pavlov.book.scales()), len(pavlov.book.benchmarks()[0]))", cwd=outside, env=env)
 
-    version, module_file, site_packages, torch_version = report.split()
+    version, module_file, site_packages, torch_version, scales, benchmarks = report.split()
+    assert int(scales) > 0 and int(benchmarks) > 0, "the data the book ships (pavlov.book) were not installed"
     expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
     assert version == expected
     assert Path(module_file).resolve().is_relative_to(Path(site_packages).resolve()), module_file

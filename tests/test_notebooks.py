@@ -25,6 +25,8 @@ TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 TOC_CHAPTERS = [f for f in toc_files(TOC) if f.startswith("chapters/")]
 REPOSITORY_URL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
 NOTEBOOKS = sorted({ROOT / f"{f}.ipynb" for f in TOC_CHAPTERS} | set(CHAPTERS.glob("*.ipynb")))
+# every page the book builds from a notebook has a Colab button, so each must run there on its own
+PAGES = sorted({ROOT / f"{f}.ipynb" for f in toc_files(TOC) if (ROOT / f"{f}.ipynb").is_file()} | set(NOTEBOOKS))
 
 CHECK = ("pv.claims.check", "claims.check", "pavlov.claims.check")
 TABLE = ("pv.claims.table", "claims.table", "pavlov.claims.table")
@@ -107,16 +109,17 @@ def test_repository_url_is_configured():
 # --- each chapter -----------------------------------------------------------------------------
 
 by_notebook = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+by_page = pytest.mark.parametrize("path", PAGES, ids=[p.stem for p in PAGES])
 
 
-@by_notebook
+@by_page
 def test_is_a_valid_nbformat_4_notebook(path):
     nb = read(path)
     assert nb.nbformat == 4
     nbformat.validate(nb)
 
 
-@by_notebook
+@by_page
 def test_committed_without_outputs(path):
     for i, cell in enumerate(read(path).cells):
         if cell.cell_type == "code":
@@ -124,7 +127,7 @@ def test_committed_without_outputs(path):
             assert cell.execution_count is None, f"cell {i} has an execution count"
 
 
-@by_notebook
+@by_page
 def test_metadata_runs_on_colab_with_a_gpu(path):
     meta = read(path).metadata
     assert meta.get("accelerator") == "GPU"
@@ -143,7 +146,7 @@ def test_opens_with_its_title(path):
     assert len(headings) == 1, f"one level-1 heading per chapter, found {headings}"
 
 
-@by_notebook
+@by_page
 def test_setup_cell_installs_from_the_repository_only_on_colab(path):
     tree = python_of(code_cells(read(path))[0])
     colab_ifs = [node for node in tree.body if isinstance(node, ast.If)
@@ -157,7 +160,7 @@ def test_setup_cell_installs_from_the_repository_only_on_colab(path):
     assert top_level.index("import sys") < top_level.index(ast.unparse(colab_ifs[0]))
 
 
-@by_notebook
+@by_page
 def test_setup_cell_calls_setup(path):
     tree = python_of(code_cells(read(path))[0])
     top_level = [ast.unparse(node) for node in tree.body]
@@ -165,7 +168,7 @@ def test_setup_cell_calls_setup(path):
     assert top_level.index("import pavlov as pv") < top_level.index("pv.setup()")
 
 
-@by_notebook
+@by_page
 def test_setup_cell_is_the_books_setup_cell(path):
     assert code_cells(read(path))[0].source.strip() == SETUP_CELL
 
@@ -203,3 +206,16 @@ def test_explorer_controls_survive_without_ipywidgets(path):
     imports = [ast.unparse(node) for tree in trees for node in ast.walk(tree)
                if isinstance(node, (ast.Import, ast.ImportFrom)) and "ipywidgets" in ast.unparse(node)]
     assert not imports, f"import ipywidgets directly: {imports}; use widgets = plotting.widgets()"
+
+
+def test_pages_with_a_colab_button_include_every_notebook_page():
+    assert {p.relative_to(ROOT).as_posix() for p in PAGES} >= {"gpu.ipynb", "appendix/benchmarks.ipynb"}
+
+
+def test_the_shipped_table_of_scales_is_the_chapters_own():
+    # the GPU page shows pv.book.scales(), which a page opened alone in Colab can read
+    import json
+
+    from tools import book_data
+    shipped = json.loads(book_data.SCALES.read_text(encoding="utf-8"))
+    assert shipped == book_data.scales(), "the chapters' sizes changed: run `python -m tools.book_data`"

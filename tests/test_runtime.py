@@ -184,8 +184,27 @@ def test_pavlov_seed_must_be_a_non_negative_integer(monkeypatch, value):
 def test_progress_without_tqdm_warns_and_runs(monkeypatch):
     import sys
 
-    monkeypatch.setenv("PAVLOV_SCALE", "full")
+    monkeypatch.delenv("PAVLOV_PROGRESS", raising=False)
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)      # importing it now fails, as when it is not installed
     with pytest.warns(UserWarning, match="tqdm"):
         assert list(pv.progress(range(3))) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("scale", ["quick", "full"])
+def test_progress_shows_a_bar_at_either_scale(monkeypatch, scale):
+    from tqdm.auto import tqdm
+
+    monkeypatch.setenv("PAVLOV_SCALE", scale)
+    monkeypatch.delenv("PAVLOV_PROGRESS", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    bar = pv.progress(range(3), desc="trials")
+    assert isinstance(bar, tqdm) and list(bar) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("setting", [("PAVLOV_PROGRESS", "0"), ("PAVLOV_PROGRESS", "off"), ("CI", "true")])
+def test_progress_is_silent_in_builds_and_tests(monkeypatch, setting):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv(*setting)
+    items = range(3)
+    assert pv.progress(items) is items
