@@ -2,19 +2,33 @@
 # `make flake-check` reruns every claim of every chapter over 30 seeds (tools/flake.py; about an hour on 2 cores;
 # the latest report is tools/FLAKE_REPORT.md).
 # `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
-# benchmarks/results.json and benchmarks/RESULTS.md, which the appendix reads.
+# pavlov/data/benchmarks/ (results.json, machine.json, RESULTS.md), which the appendix reads through pavlov.book.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
+COLAB_VENV := .venv-colab
+COLAB_READY := $(COLAB_VENV)/.ready
+# no progress bars in the built pages or the test logs (readers running a chapter see them)
+export PAVLOV_PROGRESS := 0
 
-.PHONY: book test bench browser-test flake-check clean
+.PHONY: book test bench browser-test flake-check colab-env clean
 
 book: $(READY)
 	$(BIN)/jupyter-book build . -W -n --keep-going --all
 
-test: $(READY)
+test: $(READY) $(COLAB_READY)
 	$(BIN)/python -m pytest
+
+# The Colab-emulation environment (tests/test_colab.py): Colab's own package versions (colab/constraints.txt).
+colab-env: $(COLAB_READY)
+
+$(COLAB_READY): colab/constraints.txt colab/runtime.txt
+	rm -rf $(COLAB_VENV)
+	$(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c colab/constraints.txt pip
+	$(COLAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r colab/runtime.txt -c colab/constraints.txt
+	touch $@
 
 # The built book in headless Chromium (tests/test_browser.py); `make test` runs it too when _build/html exists.
 browser-test: $(READY)

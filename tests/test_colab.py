@@ -1,0 +1,158 @@
+"""Colab as a reader meets it: every page with a Colab button runs alone on Colab's own package versions.
+
+The environment (``make colab-env``, ``.venv-colab``) is built from Colab's published ``pip freeze``
+(``colab/constraints.txt``; what it preinstalls: ``colab/runtime.txt``): ipywidgets 7, IPython 7,
+Colab's numpy, matplotlib and tqdm. Each page is copied into an empty folder (Colab opens a notebook
+with nothing beside it) and run top to bottom, at the quick scale, in a kernel of that environment
+that has a stand-in ``google.colab`` module, so the setup cell takes its Colab branch and installs
+pavlov with ``%pip`` exactly as written. The repository it installs from is mapped by git's
+``url.<base>.insteadOf`` to a snapshot of this working tree, so the cell runs unchanged and offline.
+
+Checked: installing pavlov would change no preinstalled package (pip's own dry-run report) and, after
+every page, none was changed; every cell runs, none takes a minute on two cores; every explorer
+control, moved once, redraws its figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from conftest import toc_files
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = ROOT / ".venv-colab" / "bin" / "python"
+REPOSITORY_URL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+PAGES = [f"{f}.ipynb" for f in toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
+         if (ROOT / f"{f}.ipynb").is_file()]
+INSTALL = f"pavlov @ git+{REPOSITORY_URL}"       # what every setup cell installs in Colab
+CELL_BUDGET_S = 60.0                             # no cell a reader waits a minute for, on two cores
+
+# Colab's kernel has google.colab; this stand-in is all the setup cell looks for.
+STAND_IN = "import sys, types; sys.modules['google.colab'] = types.ModuleType('google.colab')"
+
+# Run after a page, in its kernel: move every explorer's controls once each and check the figure changes.
+MOVE_CONTROLS = '''
+import io
+
+import ipywidgets
+from pavlov import plotting
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _moved(control):
+    if hasattr(control, "index"):                      # a menu: the next option
+        return {"index": (control.index + 1) % len(control.options)}
+    return {"value": control.max if control.value != control.max else control.min}   # a slider: one end
+
+
+moved = []
+for explorer in plotting.EXPLORERS:
+    for name, control in explorer.controls.items():
+        before = _png(explorer.figure)
+        for attribute, value in _moved(control).items():
+            setattr(control, attribute, value)
+        assert _png(explorer.figure) != before, f"moving {name} left the figure as it was"
+        moved.append(name)
+print(f"ipywidgets {ipywidgets.__version__}; controls moved: {moved}")
+'''
+
+
+def durations(nb) -> list[tuple[int, float]]:
+    """``(cell index, seconds)`` for every code cell, from the timings nbclient records."""
+    def at(stamp: str) -> datetime:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+    rows = []
+    for i, cell in enumerate(nb.cells):
+        timing = cell.metadata.get("execution", {})
+        if cell.cell_type == "code" and "iopub.execute_input" in timing:
+            rows.append((i, (at(timing["shell.execute_reply"]) - at(timing["iopub.execute_input"])).total_seconds()))
+    return rows
+
+
+def pip(*args: str, env: dict) -> str:
+    done = subprocess.run([str(PYTHON), "-m", "pip", *args], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def preinstalled(env: dict) -> list[str]:
+    """The environment's packages and versions, pavlov left out."""
+    return [line for line in pip("freeze", "--all", env=env).splitlines() if not line.lower().startswith("pavlov")]
+
+
+@pytest.fixture(scope="module")
+def colab(tmp_path_factory):
+    """The environment variables of a Colab-like session, with pavlov not yet installed."""
+    if not PYTHON.is_file():
+        pytest.fail("no Colab-emulation environment: run `make colab-env` (or `make test`, which builds it)")
+    base = tmp_path_factory.mktemp("colab")
+    # the repository as Colab would clone it: this working tree's files, committed
+    snapshot = base / "repository"
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout.split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, snapshot / name)
+    git = ["git", "-c", "user.name=pavlov", "-c", "user.email=pavlov@localhost", "-C", str(snapshot)]
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run(git + command, check=True, capture_output=True)
+    gitconfig = base / "gitconfig"
+    gitconfig.write_text(f'[url "file://{snapshot}"]\n\tinsteadOf = {REPOSITORY_URL}\n', encoding="utf-8")
+    kernels = base / "jupyter" / "kernels" / "colab"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [str(PYTHON), "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                 f"--IPKernelApp.exec_lines={STAND_IN}"],
+        "display_name": "Colab (emulated)", "language": "python"}), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PAVLOV_PROGRESS", "PAVLOV_CLAIMS_DIR", "PAVLOV_SEED", "VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(GIT_CONFIG_GLOBAL=str(gitconfig), JUPYTER_PATH=str(base / "jupyter"), PAVLOV_SCALE="quick",
+               PYDEVD_DISABLE_FILE_VALIDATION="1")   # Colab's debugger otherwise warns at every kernel start
+    subprocess.run([str(PYTHON), "-m", "pip", "uninstall", "--yes", "--quiet", "pavlov"], env=env, capture_output=True)
+    return {"env": env, "base": base, "preinstalled": preinstalled(env)}
+
+
+def test_installing_pavlov_changes_no_preinstalled_package(colab):
+    report = json.loads(pip("install", "--dry-run", "--quiet", "--report", "-", INSTALL, env=colab["env"]))
+    would_install = sorted(item["metadata"]["name"] for item in report["install"])
+    assert would_install == ["pavlov"], f"installing pavlov would also install or replace {would_install}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_alone_on_colabs_versions(colab, page, monkeypatch):
+    folder = colab["base"] / "pages" / Path(page).stem
+    folder.mkdir(parents=True)
+    shutil.copy2(ROOT / page, folder)
+    nb = nbformat.read(folder / Path(page).name, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(MOVE_CONTROLS))
+    for key, value in colab["env"].items():            # the kernel inherits this process's environment
+        monkeypatch.setenv(key, value)
+    for key in set(os.environ) - set(colab["env"]):
+        monkeypatch.delenv(key)
+    NotebookClient(nb, kernel_name="colab", timeout=600, record_timing=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()     # raises if any cell fails
+    printed = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "scale: quick" in printed
+    assert "ipywidgets 7." in nb.cells[-1].outputs[-1]["text"], "the kernel is not the Colab environment's"
+    times = durations(nb)
+    print(f"{page}: {sum(s for _, s in times):.0f} s in all, slowest cell {max(s for _, s in times):.1f} s;",
+          nb.cells[-1].outputs[-1]["text"].strip())
+    slow = [(i, round(s, 1)) for i, s in times if s > CELL_BUDGET_S]
+    assert not slow, f"cells (index, seconds) over {CELL_BUDGET_S:.0f} s: {slow}"
+    assert preinstalled(colab["env"]) == colab["preinstalled"], "running the page changed a preinstalled package"
