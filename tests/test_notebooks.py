@@ -30,7 +30,7 @@ PAGES = sorted({ROOT / f"{f}.ipynb" for f in toc_files(TOC) if (ROOT / f"{f}.ipy
 
 CHECK = ("pv.claims.check", "claims.check", "pavlov.claims.check")
 TABLE = ("pv.claims.table", "claims.table", "pavlov.claims.table")
-SETUP_CELL = f'''# Setup: in Colab, install pavlov from the book's repository; elsewhere use the installed package.
+SETUP_CELL = f'''# Setup: in Colab, install pavlov from the book's repository; elsewhere, use it as is.
 import sys
 
 if "google.colab" in sys.modules:
@@ -219,3 +219,22 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
     from tools import book_data
     shipped = json.loads(book_data.SCALES.read_text(encoding="utf-8"))
     assert shipped == book_data.scales(), "the chapters' sizes changed: run `python -m tools.book_data`"
+
+
+CODE_COLUMNS = 88      # what fits the book's column at 1280 px (tests/test_browser.py measures it)
+
+
+@by_page
+def test_code_lines_fit_the_column(path):
+    long = [(i, line) for i, cell in enumerate(read(path).cells) if cell.cell_type == "code"
+            for line in cell.source.splitlines() if len(line) > CODE_COLUMNS]
+    assert not long, f"lines over {CODE_COLUMNS} columns (cell, line): {long[:5]}"
+
+
+def test_notebooks_are_formatted_by_ruff():
+    import subprocess
+    import sys
+
+    ruff = Path(sys.executable).with_name("ruff")
+    done = subprocess.run([str(ruff), "format", "--check", "--diff"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, f"run `{ruff} format` (pyproject.toml's [tool.ruff]):\n{done.stdout[-3000:]}"
