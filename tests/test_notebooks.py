@@ -224,10 +224,26 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
 CODE_COLUMNS = 88      # what fits the book's column at 1280 px (tests/test_browser.py measures it)
 
 
+def code_lines(cell) -> list[str]:
+    """The lines of code a cell shows: a code cell's source, or a markdown cell's ```python blocks."""
+    if cell.cell_type == "code":
+        return cell.source.splitlines()
+    lines, fence = [], None
+    for line in cell.source.splitlines():
+        opening = re.match(r"\s*(`{3,})\s*(python|py|ipython3?)\s*$", line)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is not None:
+            lines.append(line.strip("\n"))
+    return lines
+
+
 @by_page
 def test_code_lines_fit_the_column(path):
-    long = [(i, line) for i, cell in enumerate(read(path).cells) if cell.cell_type == "code"
-            for line in cell.source.splitlines() if len(line) > CODE_COLUMNS]
+    long = [(i, line) for i, cell in enumerate(read(path).cells) for line in code_lines(cell)
+            if len(line) > CODE_COLUMNS]
     assert not long, f"lines over {CODE_COLUMNS} columns (cell, line): {long[:5]}"
 
 
