@@ -198,12 +198,16 @@ def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
 
 
 class ClaimTable:
-    """A table of claims that renders as HTML in notebooks and as text elsewhere."""
+    """A table of claims that renders as HTML in notebooks and as text elsewhere.
 
-    columns = ("claim", "statement", "measured", "predicted", "required", "rules out", "source", "status")
+    In a notebook it is folded: a dropdown whose title counts the claims that hold, over a table with
+    each claim's status first. ``ClaimTable(rows, folded=False)`` is the bare table (the appendix's ledger).
+    """
 
-    def __init__(self, rows: list[dict]):
-        self.rows = rows
+    columns = ("status", "claim", "statement", "measured", "predicted", "required", "rules out", "source")
+
+    def __init__(self, rows: list[dict], *, folded: bool = True):
+        self.rows, self.folded = rows, folded
 
     def _cells(self, r: dict) -> tuple[str, ...]:
         required = {"close": f"within ±{r['tolerance']:.2g}",
@@ -213,14 +217,23 @@ class ClaimTable:
         alternative = r.get("alternative")
         rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: {r['alternative_margin']:.3g} tolerances off)"
                      if alternative else "")
-        return (r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
-                r["source"], status)
+        return (status, r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
+                r["source"])
+
+    @property
+    def summary(self) -> str:
+        """``"9 of 9 claims hold"``: the title of the folded table."""
+        return f"{sum(r['passed'] for r in self.rows)} of {len(self.rows)} claims hold"
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>"
+        body = "".join("<tr>" + "".join(f'<td data-label="{c}">{html.escape(v)}</td>'
+                                        for c, v in zip(self.columns, self._cells(r))) + "</tr>"
                        for r in self.rows)
-        return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        table = f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        if not self.folded:
+            return table
+        return f'<details class="claims-dropdown"><summary>Claims checked: {self.summary}</summary>{table}</details>'
 
     def __repr__(self) -> str:
         return "\n".join(" | ".join(self._cells(r)) for r in self.rows) or "(no claims)"

@@ -182,9 +182,13 @@ def test_table_renders_html_and_text():
               source="Eq. <1>", relation="at_most")
     t = table("ch96")
     html_text = t._repr_html_()
-    assert html_text.startswith('<table class="claims-table">') and html_text.count("<tr>") == 3
+    # folded: a dropdown that says how many hold, over the table with the status first
+    assert html_text.startswith('<details class="claims-dropdown"><summary>Claims checked: 1 of 2 claims hold')
+    assert html_text.count("<tr>") == 3 and html_text.endswith("</table></details>")
+    assert ClaimTable.columns[0] == "status"
     for column in ClaimTable.columns:
-        assert f"<th>{column}</th>" in html_text
+        assert f"<th>{column}</th>" in html_text and f'data-label="{column}"' in html_text
+    assert ClaimTable(t.rows, folded=False)._repr_html_().startswith('<table class="claims-table">')
     assert "&lt;b&gt;bold&lt;/b&gt; claim &amp; more." in html_text and "<b>" not in html_text
     assert "✓ holds" in html_text and "✗ fails" in html_text
     text = repr(t)

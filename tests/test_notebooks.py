@@ -254,3 +254,15 @@ def test_notebooks_are_formatted_by_ruff():
     ruff = Path(sys.executable).with_name("ruff")
     done = subprocess.run([str(ruff), "format", "--check", "--diff"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, f"run `{ruff} format` (pyproject.toml's [tool.ruff]):\n{done.stdout[-3000:]}"
+
+
+MACHINERY = ("plotting.subplots(", "plt.show(", "plotting.explorer(", "claims.check(", "claims.table(")
+
+
+@by_notebook
+def test_figures_and_claim_checks_are_folded(path):
+    # their code is machinery: folded behind a toggle (hide-input), their output shown
+    open_cells = [i for i, cell in enumerate(read(path).cells) if cell.cell_type == "code"
+                  and any(mark in cell.source for mark in MACHINERY)
+                  and "hide-input" not in cell.metadata.get("tags", [])]
+    assert not open_cells, f"cells that draw a figure or check a claim without the hide-input tag: {open_cells}"
