@@ -30,9 +30,9 @@ $(COLAB_READY): colab/constraints.txt colab/runtime.txt
 	$(COLAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r colab/runtime.txt -c colab/constraints.txt
 	touch $@
 
-# The built book in headless Chromium (tests/test_browser.py); `make test` runs it too when _build/html exists.
+# The built book in headless Chromium (tests/test_browser.py, tests/test_layout.py); `make test` runs them too when _build/html exists.
 browser-test: $(READY)
-	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest tests/test_browser.py
+	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest tests/test_browser.py tests/test_layout.py
 
 flake-check: $(READY)
 	$(BIN)/python -m tools.flake --seeds 30

@@ -76,13 +76,17 @@ def pip_magics(tree: ast.AST) -> list[str]:
 
 
 def level_one_headings(markdown: str) -> list[str]:
-    """Lines of ``markdown`` that are level-1 headings, ignoring fenced code and directive blocks."""
-    headings, fence = [], None
+    """Lines of ``markdown`` that are level-1 headings, outside fenced code and directive blocks (nested too)."""
+    headings, fences = [], []          # the open fences, innermost last
     for line in markdown.splitlines():
-        marker = re.match(r"\s*(`{3,}|~{3,}|:{3,})", line)
-        if marker and (fence is None or marker.group(1).startswith(fence)):
-            fence = marker.group(1)[:3] if fence is None else None
-        elif fence is None and line.startswith("# "):
+        marker = re.match(r"\s*(`{3,}|~{3,}|:{3,})(.*)$", line)
+        if marker:
+            ticks, info = marker.groups()
+            if fences and ticks[0] == fences[-1][0] and len(ticks) >= len(fences[-1]) and not info.strip():
+                fences.pop()           # closes the innermost block
+            elif not fences or fences[-1][0] != "`" or ticks[0] != "`" or len(ticks) < len(fences[-1]):
+                fences.append(ticks)   # opens a block (code inside code is text, unless it is a shorter fence)
+        elif not fences and line.startswith("# "):
             headings.append(line)
     return headings
 

@@ -1,0 +1,122 @@
+"""The built pages' layout, measured in a real browser: Chromium driven by WebDriver (selenium).
+
+At a desktop width (1280 px) no code block, printed output, display equation or table may be wider
+than the text column; a folded cell (hide-input) opens when its toggle is clicked. Each page is also
+saved as a screenshot at 1280 and 390 px under ``_build/screenshots`` for a person to look at.
+
+Like ``tests/test_browser.py`` these run when a built book is present, and ``make browser-test``
+(``PAVLOV_BROWSER_TEST=1``) turns a missing book, browser or driver into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+import yaml
+from conftest import toc_files
+
+from test_browser import HTML, ROOT
+
+REQUIRED = os.environ.get("PAVLOV_BROWSER_TEST") == "1"
+pytestmark = pytest.mark.skipif(not REQUIRED and not (HTML / "index.html").exists(),
+                                reason="no built book: run `make book` first")
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+PAGES = [TOC["root"], *toc_files(TOC["parts"])]
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+DESKTOP, PHONE = 1280, 390
+
+# What must fit the text column, by kind: CSS selectors inside the article.
+KINDS = {
+    "code block": "div.cell_input pre, div.highlight pre",
+    "output": "div.cell_output pre, div.cell_output .output",
+    "display equation": 'mjx-container[display="true"]',
+    "table": "table",
+}
+
+# For each element of a kind: how far (px) it reaches past the article's text column, on either side,
+# counting content it would scroll to; the article's own padding is the column's edge.
+OVERFLOW = """
+const article = document.querySelector('article.bd-article');
+const style = getComputedStyle(article), box = article.getBoundingClientRect();
+const left = box.left + parseFloat(style.paddingLeft), right = box.right - parseFloat(style.paddingRight);
+const wide = [];
+for (const element of article.querySelectorAll(arguments[0])) {
+  if (!element.getClientRects().length) continue;            // not shown (inside a closed dropdown)
+  const r = element.getBoundingClientRect();
+  const past = Math.max(left - r.left, r.left + Math.max(r.width, element.scrollWidth) - right);
+  if (past > 1) wide.push([Math.round(past), element.textContent.replace(/\\s+/g, ' ').slice(0, 60)]);
+}
+return wide;
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.fail("Chromium and its WebDriver are not installed (Debian: apt-get install chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    yield driver
+    driver.quit()
+
+
+TYPESET = """
+const done = arguments[arguments.length - 1];
+const started = Date.now();
+(function wait() {
+  if (!document.querySelector('.math')) return done(true);               // no math on the page
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) return MathJax.startup.promise.then(() => done(true));
+  if (Date.now() - started > 20000) return done(false);
+  setTimeout(wait, 100);
+})();
+"""
+
+
+def load(driver, page: str, width: int) -> None:
+    """Open ``page`` at ``width`` px and wait until MathJax has typeset it."""
+    driver.set_window_size(width, 1000)
+    driver.set_script_timeout(30)
+    driver.get((HTML / f"{page}.html").as_uri())
+    assert driver.execute_async_script(TYPESET), f"{page}: MathJax did not finish typesetting"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_nothing_is_wider_than_the_column_at_desktop_width(browser, page):
+    load(browser, page, DESKTOP)
+    wide = {kind: found for kind, selector in KINDS.items() if (found := browser.execute_script(OVERFLOW, selector))}
+    assert not wide, f"{page} at {DESKTOP} px, past the column by (px, text): {wide}"
+
+
+@pytest.mark.parametrize("page", CHAPTERS[:1])
+def test_a_folded_cell_opens_when_clicked(browser, page):
+    load(browser, page, DESKTOP)
+    cell = browser.find_element("css selector", "div.cell.tag_hide-input")
+    source = cell.find_element("css selector", "div.cell_input")
+    assert not source.is_displayed(), "a hide-input cell shows its code before it is opened"
+    cell.find_element("css selector", "summary, button.toggle-button").click()
+    assert source.is_displayed(), "clicking the toggle did not show the cell's code"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_screenshots_at_desktop_and_phone_width(browser, page):
+    out = ROOT / "_build" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    for width in (DESKTOP, PHONE):
+        load(browser, page, width)
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(width, min(height, 16_000))
+        shot = out / f"{page.replace('/', '_')}-{width}.png"
+        browser.save_screenshot(str(shot))
+        assert shot.stat().st_size > 10_000
