@@ -9,31 +9,67 @@ from __future__ import annotations
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+# Okabe and Ito's palette, which readers with any common colour-vision deficiency tell apart (yellow
+# last: it is faint on white); each series also gets its own marker and line style, so no figure
+# depends on colour alone.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 2, 2)))
+
 THEORY = {"color": "black", "linestyle": "--", "linewidth": 1.2}
-MEASURED = {"marker": "o", "markersize": 4, "capsize": 2, "linestyle": "none"}
+MEASURED = {"markersize": 4, "capsize": 2, "linestyle": "none"}
+
+SMALLEST_TEXT_PT = 9.0
+"""No text in a figure is smaller than this, at the size the page shows it (tests/test_layout.py)."""
+COLUMN_INCHES = 7.5
+"""The widest figure, in inches: at the book's 96 px per inch it fits the text column at 1280 px."""
 
 STYLE = {
     "figure.figsize": (6.4, 3.6),
-    "figure.dpi": 110,
-    "savefig.dpi": 150,
+    "figure.dpi": 100,
+    "savefig.dpi": 200,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
+    "axes.prop_cycle": (mpl.cycler(color=OKABE_ITO) + mpl.cycler(marker=MARKERS)
+                        + mpl.cycler(linestyle=LINESTYLES)),
     "legend.frameon": False,
     "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": SMALLEST_TEXT_PT,
+    "ytick.labelsize": SMALLEST_TEXT_PT,
+    "legend.fontsize": SMALLEST_TEXT_PT,
+    "legend.title_fontsize": SMALLEST_TEXT_PT,
+    "figure.titlesize": 11,
+    "svg.fonttype": "path",
 }
 
 
 def use_style() -> None:
-    """Apply the book's matplotlib style (each chapter calls it once, after :func:`pavlov.setup`)."""
+    """Apply the book's matplotlib style, and show figures in notebooks as SVG (vector, sharp at any zoom).
+
+    Every chapter's figures come through :func:`subplots`, which calls it.
+    """
     mpl.rcParams.update(STYLE)
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+    except ImportError:       # outside IPython there is no inline backend to configure
+        return
+    set_matplotlib_formats("svg")
 
 
 def subplots(*args, **kwargs):
-    """``plt.subplots`` with the book's style and a constrained layout."""
+    """``plt.subplots`` with the book's style and a constrained layout, at most :data:`COLUMN_INCHES` wide.
+
+    A wider ``figsize`` keeps its height and is narrowed to the column, so that the page never shrinks
+    the figure and its text stays at least :data:`SMALLEST_TEXT_PT` points.
+    """
     use_style()
     kwargs.setdefault("layout", "constrained")
+    width, height = kwargs.get("figsize", STYLE["figure.figsize"])
+    kwargs["figsize"] = (min(width, COLUMN_INCHES), height)
     return plt.subplots(*args, **kwargs)
 
 

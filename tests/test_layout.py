@@ -99,13 +99,40 @@ def test_nothing_is_wider_than_the_column_at_desktop_width(browser, page):
     assert not wide, f"{page} at {DESKTOP} px, past the column by (px, text): {wide}"
 
 
+# Each figure's displayed width over its own (natural) width: below 1 the page shrinks it, and its
+# smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that.
+FIGURE_SCALES = """
+return [...document.querySelectorAll('article.bd-article div.cell_output img')]
+  .filter(img => img.getClientRects().length && img.naturalWidth)
+  .map(img => [img.getAttribute('src').split('/').pop(), img.getBoundingClientRect().width / img.naturalWidth]);
+"""
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page):
+    from pavlov import plotting
+
+    load(browser, page, DESKTOP)
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")   # load lazy images
+    time.sleep(0.5)
+    scales = browser.execute_script(FIGURE_SCALES)
+    assert scales, f"{page}: no figures found"
+    shrunk = [(src, round(scale, 2)) for src, scale in scales if scale < 0.99]
+    assert not shrunk, (f"{page}: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} pt text "
+                        f"shows smaller: {shrunk}")
+
+
 @pytest.mark.parametrize("page", CHAPTERS[:1])
 def test_a_folded_cell_opens_when_clicked(browser, page):
     load(browser, page, DESKTOP)
     cell = browser.find_element("css selector", "div.cell.tag_hide-input")
     source = cell.find_element("css selector", "div.cell_input")
     assert not source.is_displayed(), "a hide-input cell shows its code before it is opened"
-    cell.find_element("css selector", "summary, button.toggle-button").click()
+    cell.find_element("css selector", "summary").click()
+    for _ in range(50):                       # the toggle may animate
+        if source.is_displayed():
+            break
+        time.sleep(0.1)
     assert source.is_displayed(), "clicking the toggle did not show the cell's code"
 
 

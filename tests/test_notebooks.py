@@ -270,3 +270,15 @@ def test_figures_and_claim_checks_are_folded(path):
                   and any(mark in cell.source for mark in MACHINERY)
                   and "hide-input" not in cell.metadata.get("tags", [])]
     assert not open_cells, f"cells that draw a figure or check a claim without the hide-input tag: {open_cells}"
+
+
+@by_notebook
+def test_no_figure_text_below_the_style(path):
+    # the style's sizes are at least plotting.SMALLEST_TEXT_PT; a chapter may not set smaller ones
+    from pavlov import plotting
+
+    sizes = [float(size) for cell in code_cells(read(path))
+             for size in re.findall(r"fontsize\s*=\s*([0-9.]+)", cell.source)]
+    assert all(size >= plotting.SMALLEST_TEXT_PT for size in sizes), sizes
+    assert min(v for k, v in plotting.STYLE.items() if k.endswith("size")
+               and isinstance(v, (int, float))) >= plotting.SMALLEST_TEXT_PT

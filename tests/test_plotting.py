@@ -42,8 +42,21 @@ def test_subplots_styled_and_constrained():
     assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
     assert tuple(fig.get_size_inches()) == plotting.STYLE["figure.figsize"]
     assert not ax.spines["top"].get_visible() and not ax.spines["right"].get_visible()
-    fig, axes = plotting.subplots(1, 2, figsize=(8, 3))
-    assert axes.shape == (2,) and tuple(fig.get_size_inches()) == (8, 3)
+    fig, axes = plotting.subplots(1, 2, figsize=(6, 3))
+    assert axes.shape == (2,) and tuple(fig.get_size_inches()) == (6, 3)
+
+
+def test_subplots_never_wider_than_the_column():
+    # a wider figure would be shrunk by the page, and its text with it
+    fig, _ = plotting.subplots(1, 3, figsize=(11, 4))
+    assert tuple(fig.get_size_inches()) == (plotting.COLUMN_INCHES, 4)
+
+
+def test_palette_markers_and_line_styles_tell_series_apart():
+    cycle = plotting.STYLE["axes.prop_cycle"].by_key()
+    assert cycle["color"][:7] == list(plotting.OKABE_ITO[:7])
+    for key in ("color", "marker", "linestyle"):      # no two series share a colour, a marker or a line style
+        assert len(set(map(str, cycle[key]))) == len(cycle[key]) == 8, key
 
 
 def test_measured_draws_labelled_error_bars():

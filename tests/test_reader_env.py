@@ -36,6 +36,6 @@ def test_chapter_runs_without_ipywidgets_and_with_an_unknown_scale(monkeypatch, 
     assert "PAVLOV_SCALE must be one of quick, full; got 'fastest'" in text        # the warning, on stderr
     assert "scale: quick" in text                                                   # and the default was used
     assert "ipywidgets is not installed" in text                                    # the explorer's message
-    assert any("image/png" in o.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
+    assert any("image/svg+xml" in o.get("data", {}) for cell in nb.cells if cell.cell_type == "code"
                for o in cell.outputs if "plotting.explorer(" in cell.source)       # and its first figure
     assert os.listdir(tmp_path / "claims")                                          # the claims were checked
