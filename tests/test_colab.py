@@ -10,7 +10,7 @@ pavlov with ``%pip`` exactly as written. The repository it installs from is mapp
 
 Checked: installing pavlov would change no preinstalled package (pip's own dry-run report) and, after
 every page, none was changed; every cell runs, none takes a minute of CPU time (so none takes a minute
-on an idle machine, however busy this one is); every explorer control, moved once, redraws its figure.
+on an idle machine); every explorer control, moved once, redraws its figure.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ CELL_BUDGET_S = 60.0                             # no cell a reader waits a minu
 
 # Run when the kernel starts. Colab's kernel has google.colab, and this stand-in is all the setup cell
 # looks for. The hooks time every cell in CPU seconds of the kernel process: on an idle machine a cell
-# takes at most that long (more threads only shorten it), and unlike the wall clock it does not grow
-# when the machine is shared with other jobs.
+# takes at most that long (more threads only shorten it), and for single-threaded work it does not grow
+# when the machine is shared with other jobs, as the wall clock does. (Threads that wait for a
+# descheduled peer spin and burn CPU time too: the chapters run their small products on one thread.)
 STARTUP = """
 import sys, time, types
 
@@ -60,7 +61,8 @@ get_ipython().events.register("pre_run_cell", _cell_started)
 get_ipython().events.register("post_run_cell", _cell_ended)
 """
 
-# Run after a page, in its kernel: move every explorer's controls once each and check the figure changes.
+# Run after a page, in its kernel: move each explorer control once, from the explorer's first setting, and
+# check that the figure changes.
 MOVE_CONTROLS = '''
 import io
 import json
@@ -83,11 +85,14 @@ def _moved(control):
 
 moved = []
 for explorer in plotting.EXPLORERS:
-    for name, control in explorer.controls.items():
-        before = _png(explorer.figure)
-        for attribute, value in _moved(control).items():
+    for name, control in explorer.controls.items():      # each from the explorer's first setting
+        before, move = _png(explorer.figure), _moved(control)
+        first = {attribute: getattr(control, attribute) for attribute in move}
+        for attribute, value in move.items():
             setattr(control, attribute, value)
         assert _png(explorer.figure) != before, f"moving {name} left the figure as it was"
+        for attribute, value in first.items():
+            setattr(control, attribute, value)
         moved.append(name)
 print(f"ipywidgets {ipywidgets.__version__}; controls moved: {moved}")
 print("CPU seconds per cell:", json.dumps(_cpu_seconds))
