@@ -10,22 +10,14 @@ Like ``tests/test_browser.py`` these run when a built book is present, and ``mak
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 
 import pytest
-import yaml
-from conftest import toc_files
 
-from test_browser import HTML, ROOT
+# the same pages, browser and rule for when to run as the browser checks
+from test_browser import CHAPTERS, CHROMIUM, HTML, PAGES, ROOT, pytestmark  # noqa: F401
 
-REQUIRED = os.environ.get("PAVLOV_BROWSER_TEST") == "1"
-pytestmark = pytest.mark.skipif(not REQUIRED and not (HTML / "index.html").exists(),
-                                reason="no built book: run `make book` first")
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-PAGES = [TOC["root"], *toc_files(TOC["parts"])]
-CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
 DESKTOP, PHONE = 1280, 390
 
 # What must fit the text column, by kind: CSS selectors inside the article.
@@ -58,12 +50,11 @@ def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
-    if chromium is None or driver_path is None:
+    if CHROMIUM is None or driver_path is None:
         pytest.fail("Chromium and its WebDriver are not installed (Debian: apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = CHROMIUM
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"):
         options.add_argument(flag)

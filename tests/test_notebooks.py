@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -225,7 +226,8 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
     assert shipped == book_data.scales(), "the chapters' sizes changed: run `python -m tools.book_data`"
 
 
-CODE_COLUMNS = 88      # what fits the book's column at 1280 px (tests/test_browser.py measures it)
+# ruff's line length (pyproject.toml): what fits the book's column at 1280 px (tests/test_layout.py measures it)
+CODE_COLUMNS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["line-length"]
 
 
 def code_lines(cell) -> list[str]:
