@@ -14,8 +14,9 @@ export PAVLOV_PROGRESS := 0
 
 .PHONY: book test bench browser-test flake-check colab-env clean
 
+# PAVLOV_BOOK: the explorers draw their frames in advance for the static pages (pavlov.plotting.static_explorer)
 book: $(READY)
-	$(BIN)/jupyter-book build . -W -n --keep-going --all
+	PAVLOV_BOOK=1 $(BIN)/jupyter-book build . -W -n --keep-going --all
 
 test: $(READY) $(COLAB_READY)
 	$(BIN)/python -m pytest

@@ -6,6 +6,13 @@ with error bars and the theory as a line beside it, with labelled axes and a leg
 
 from __future__ import annotations
 
+import base64
+import html
+import io
+import itertools
+import json
+import os
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
@@ -100,16 +107,23 @@ EXPLORERS: list[Explorer] = []
 """Every explorer shown in this session, the latest last (tests move their controls through it)."""
 
 
-def explorer(draw, **controls) -> None:
+STATIC = "PAVLOV_BOOK"
+"""The environment variable that ``make book`` sets: explorers then show precomputed frames (:func:`static_explorer`)."""
+MAX_FRAMES = 36
+"""The most frames one static explorer may precompute (each is an SVG of about 50 kB in the page)."""
+
+
+def explorer(draw, grid: dict | None = None, **controls) -> None:
     """Controls (ipywidgets, by parameter name) above a figure ``draw(**values)`` that they redraw in place.
 
-    The first figure is an ordinary output, so the static HTML book shows the explorer's initial
-    state; in a running notebook (Colab, Jupyter) moving a control replaces the figure. ``draw``
-    returns a matplotlib figure and does not show it. Without ipywidgets (controls from
-    :func:`widgets`) it shows the first figure and says how to get the controls. Works with
-    ipywidgets 7 (Colab's) and 8. The explorer is kept in :data:`EXPLORERS`.
+    In a running notebook (Colab, Jupyter) moving a control replaces the figure. ``draw`` returns a
+    matplotlib figure and does not show it. Works with ipywidgets 7 (Colab's) and 8. When the book is
+    built (``$PAVLOV_BOOK`` set, as ``make book`` does) there is no kernel behind the page, so the
+    explorer is drawn instead at every setting of ``grid`` (see :func:`static_explorer`) and the page
+    switches between those frames. Without ipywidgets (controls from :func:`widgets`) it shows the first
+    figure and says how to get the controls. The explorer is kept in :data:`EXPLORERS`.
     """
-    from IPython.display import display
+    from IPython.display import HTML, display
 
     shown = Explorer(draw, controls)
     EXPLORERS.append(shown)
@@ -121,10 +135,99 @@ def explorer(draw, **controls) -> None:
         return
     for name, control in controls.items():
         control.description = control.description or name           # label each control, as interact would
+    if os.environ.get(STATIC):
+        display(HTML(static_explorer(draw, controls, grid)))
+        return
     display(ipywidgets.Box(list(controls.values()), layout=ipywidgets.Layout(flex_flow="row wrap")))
     handle = display(shown.redraw(), display_id=True)
     for control in controls.values():
         control.observe(lambda _: handle.update(shown.redraw()), names="value")
+
+
+def _settings(name: str, control, values) -> list:
+    """The values a static explorer draws ``control`` at: ``values`` when given, else every option of a
+    menu, or a slider's two ends and its initial value."""
+    if values is None:
+        options = getattr(control, "options", None)
+        if options is not None:
+            items = options.items() if isinstance(options, dict) else options
+            values = [item[1] if isinstance(item, tuple) else item for item in items]
+        else:
+            ends = (control.min, control.max)
+            if hasattr(control, "base"):                        # a log slider's ends are exponents
+                ends = tuple(control.base ** end for end in ends)
+            values = sorted({*ends, control.value})
+    values = list(values)
+    if control.value not in values:
+        raise ValueError(f"grid[{name!r}] must include the control's initial value {control.value!r}; "
+                         f"got {values}")
+    return values
+
+
+def _label(control, value) -> str:
+    """How a control shows ``value``: a menu's label for it, else the number (floats with %g)."""
+    options = getattr(control, "options", None)
+    items = options.items() if isinstance(options, dict) else (options or ())
+    for item in items:
+        if isinstance(item, tuple) and item[1] == value:
+            return str(item[0])
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _svg(figure) -> str:
+    buffer = io.BytesIO()
+    with mpl.rc_context({"svg.hashsalt": "pavlov"}):        # the same figure gives the same bytes
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def static_explorer(draw, controls: dict, grid: dict | None = None) -> str:
+    """An explorer for a page with no kernel: HTML with one frame per setting and controls that switch them.
+
+    Each control takes the values ``grid[name]`` (default: every option of a menu; a slider's ends and its
+    initial value), which must include its initial value; ``draw`` runs once for every combination, at
+    most :data:`MAX_FRAMES`. Menus become ``<select>``, sliders ``<input type="range">`` over their grid, a
+    control with one value a fixed label; ``_static/explorer.js`` shows the frame of the current setting.
+    Nothing is fetched: the frames are SVG in the page.
+    """
+    grid = dict(grid or {})
+    unknown = set(grid) - set(controls)
+    if unknown:
+        raise ValueError(f"grid names {sorted(unknown)}, which are not controls (controls: {list(controls)})")
+    axes = {name: _settings(name, control, grid.get(name)) for name, control in controls.items()}
+    count = 1
+    for values in axes.values():
+        count *= len(values)
+    if count > MAX_FRAMES:
+        raise ValueError(f"grid gives {count} frames, more than MAX_FRAMES = {MAX_FRAMES}: "
+                         f"give fewer values ({ {name: len(v) for name, v in axes.items()} })")
+    parts = ['<div class="pavlov-explorer">', '<div class="pavlov-explorer-controls">']
+    for name, control in controls.items():
+        values, start = axes[name], axes[name].index(control.value)
+        labels = [html.escape(_label(control, value)) for value in values]
+        title = html.escape(control.description or name)
+        if len(values) == 1:
+            field = f'<span class="pavlov-explorer-fixed" title="fixed in this page">{labels[0]}</span>'
+        elif hasattr(control, "options") and "Slider" not in type(control).__name__:
+            field = "<select>" + "".join(f'<option value="{i}"{" selected" * (i == start)}>{label}</option>'
+                                         for i, label in enumerate(labels)) + "</select>"
+        else:
+            field = (f'<input type="range" min="0" max="{len(values) - 1}" step="1" value="{start}" '
+                     f"data-labels='{html.escape(json.dumps(labels), quote=True)}'><output>{labels[start]}</output>")
+        parts.append(f'<label data-control="{html.escape(name)}">{title} {field}</label>')
+    parts.append("</div>")
+    initial = ",".join(str(axes[name].index(control.value)) for name, control in controls.items())
+    frames: dict[str, list[str]] = {}         # one image per distinct frame, with every setting that draws it
+    for index in itertools.product(*(range(len(values)) for values in axes.values())):
+        figure = draw(**{name: axes[name][i] for name, i in zip(axes, index)})
+        frames.setdefault(_svg(figure), []).append(",".join(map(str, index)))
+    for svg, keys in frames.items():
+        parts.append(f'<img class="pavlov-explorer-frame" data-keys="{" ".join(keys)}" alt="the figure at this '
+                     f'setting"{"" if initial in keys else " hidden"} src="data:image/svg+xml;base64,{svg}">')
+    parts.append(f'<p class="pavlov-explorer-note">Drawn in advance at {count} settings; in Colab or Jupyter '
+                 "every control moves freely.</p></div>")
+    return "\n".join(parts)
 
 
 class _FixedControl:

@@ -11,6 +11,7 @@ repository. ``make test`` runs these when a built book is present; ``.ci/run`` r
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
@@ -175,13 +176,16 @@ def figure_cells(page: str) -> int:
 
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_every_figure_is_shown(page):
-    # figures are vector graphics (pavlov.plotting shows them as SVG)
+    # figures are vector graphics (pavlov.plotting shows them as SVG): files, or an explorer's frames in the page
     dom, _ = render(page)
     figures = [src for src in dom.images if src.endswith(".svg") and "_images/" in src]
     for src in figures:
         path = (HTML / f"{page}.html").parent / unquote(src)
         assert path.exists() and b"<svg" in path.read_bytes()[:4096], f"{page}: bad image {src}"
-    assert len(figures) >= figure_cells(page) > 0, f"{page}: {len(figures)} figures for {figure_cells(page)} figure cells"
+    frames = [src for src in dom.images if src.startswith("data:image/svg+xml;base64,")]
+    assert all(b"<svg" in base64.b64decode(src.split(",", 1)[1])[:4096] for src in frames), f"{page}: bad frame"
+    shown = len(figures) + len(frames)
+    assert shown >= figure_cells(page) > 0, f"{page}: {shown} figures for {figure_cells(page)} figure cells"
 
 
 @pytest.mark.parametrize("page", CHAPTERS)

@@ -138,3 +138,39 @@ def test_screenshots_at_desktop_and_phone_width(browser, page):
         shot = out / f"{page.replace('/', '_')}-{width}.png"
         browser.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
+
+
+# For every explorer on a page: move each control that has more than one setting away from its first
+# setting (a menu to its next option, a slider to its other end), as a reader would, and report which
+# frame is shown before and after and how many frames are shown at once.
+MOVE_EXPLORERS = """
+const moves = [];
+for (const explorer of document.querySelectorAll('article.bd-article .pavlov-explorer')) {
+  const shown = () => [...explorer.querySelectorAll('img.pavlov-explorer-frame')].filter(f => !f.hidden && f.getClientRects().length);
+  for (const field of explorer.querySelectorAll('.pavlov-explorer-controls select, .pavlov-explorer-controls input')) {
+    const first = field.value, last = field.tagName === 'SELECT' ? field.options.length - 1 : +field.max;
+    const before = shown().map(f => f.dataset.keys);
+    field.value = String(+first === 0 ? Math.min(1, last) : 0);
+    if (field.tagName !== 'SELECT' && +first === 0) field.value = String(last);
+    field.dispatchEvent(new Event(field.tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
+    const after = shown().map(f => f.dataset.keys);
+    moves.push([field.closest('label').dataset.control, before, after]);
+    field.value = first;
+    field.dispatchEvent(new Event(field.tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
+  }
+}
+return moves;
+"""
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_every_explorer_moves_in_the_static_page(browser, page):
+    from test_browser import notebook
+
+    explorers = sum(c.cell_type == "code" and "plotting.explorer(" in c.source for c in notebook(page).cells)
+    load(browser, page, DESKTOP)
+    found = browser.execute_script("return document.querySelectorAll('article.bd-article .pavlov-explorer').length")
+    assert found == explorers, f"{page}: {found} static explorers for {explorers} explorer cells"
+    for control, before, after in browser.execute_script(MOVE_EXPLORERS):
+        assert len(before) == len(after) == 1, f"{page}: {control}: frames shown {before} then {after}"
+        assert before != after, f"{page}: moving {control} left the figure as it was"

@@ -102,3 +102,68 @@ def test_a_book_figure_renders_with_legend_and_labels():
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     assert buffer.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# The static explorer (what the HTML book shows in place of live controls).
+
+def _line(a=1, kind="up", b=2.0):
+    fig, ax = plotting.subplots()
+    ax.plot([0, 1], [0, a if kind == "up" else -a])
+    return fig
+
+
+def _controls(**extra):
+    ipywidgets = pytest.importorskip("ipywidgets")
+    return {"a": ipywidgets.IntSlider(1, 0, 3, description="amplitude"),
+            "kind": ipywidgets.Dropdown(options=[("rising", "up"), ("falling", "down")]),
+            "b": ipywidgets.FloatLogSlider(2.0, base=2, min=-1, max=3), **extra}
+
+
+def _frames(page: str) -> dict[str, bool]:
+    """Each frame's settings (space-separated keys) and whether it is shown."""
+    import re
+    return {keys: "hidden" not in tag for tag, keys in
+            ((m.group(0), m.group(1)) for m in re.finditer(r'<img class="pavlov-explorer-frame" data-keys="([^"]*)"[^>]*>', page))}
+
+
+def test_static_explorer_draws_every_setting_once_and_shows_the_first():
+    page = plotting.static_explorer(_line, _controls())
+    frames = _frames(page)
+    keys = sorted(key for group in frames for key in group.split())
+    # default grids: a slider's ends and initial value (0, 1, 3; log slider 0.5, 2, 8), every menu option
+    assert keys == sorted(f"{a},{k},{b}" for a in range(3) for k in range(2) for b in range(3))
+    assert [group for group, shown in frames.items() if shown] == [next(g for g in frames if "1,0,1" in g.split())]
+    # b changes nothing, and a = 0 draws the same flat line rising or falling: one image each
+    assert len(frames) == 5
+    assert '<select><option value="0" selected>rising</option><option value="1">falling</option></select>' in page
+    assert "amplitude <input type=\"range\"" in page and "[&quot;0.5&quot;, &quot;2&quot;, &quot;8&quot;]" in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")   # nothing is fetched
+
+
+def test_static_explorer_grid_overrides_and_fixes_a_control():
+    page = plotting.static_explorer(_line, _controls(), grid={"a": [1, 2], "b": [2.0]})
+    assert sorted(k for g in _frames(page) for k in g.split()) == ["0,0,0", "0,1,0", "1,0,0", "1,1,0"]
+    assert '<span class="pavlov-explorer-fixed" title="fixed in this page">2</span>' in page
+
+
+@pytest.mark.parametrize("grid, message", [
+    ({"c": [1]}, "grid names \\['c'\\], which are not controls"),
+    ({"a": [0, 2]}, "grid\\['a'\\] must include the control's initial value 1"),
+    ({"a": list(range(1, 40))}, "grid gives 234 frames, more than MAX_FRAMES = 36"),
+])
+def test_static_explorer_rejects_a_bad_grid(grid, message):
+    with pytest.raises(ValueError, match=message):
+        plotting.static_explorer(_line, _controls(), grid=grid)
+
+
+def test_explorer_is_static_when_the_book_is_built(monkeypatch, capsys):
+    pytest.importorskip("IPython")
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *objects, **kwargs: shown.extend(objects))
+    monkeypatch.setenv(plotting.STATIC, "1")
+    plotting.explorer(_line, **_controls())
+    assert len(shown) == 1 and "pavlov-explorer" in shown[0].data
+    monkeypatch.delenv(plotting.STATIC)
+    shown.clear()
+    plotting.explorer(_line, **_controls())
+    assert type(shown[0]).__name__ == "Box"             # live controls, then the figure
