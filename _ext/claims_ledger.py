@@ -5,6 +5,11 @@ it, so the notebooks executed by this build are the only source of records. The 
 directive leaves a placeholder that is filled at ``doctree-resolved``, after every chapter has
 run. A failed or missing record, or a claim that states no alternative it rules out, is a build
 warning, so ``-W`` fails the build.
+
+The ``source-verdicts`` directive is the closing page's table of the sources' claims: each row (YAML)
+gives a claim of a source, its verdict and the book's claims that are its evidence; it renders with
+each piece of evidence's measured and predicted values, linked to the ledger. An evidence claim that
+is missing or failed, or a verdict not in :data:`VERDICTS`, is a build warning.
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ import os
 import shutil
 from pathlib import Path
 
+import yaml
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from pavlov.claims import ClaimTable, load_records
+from pavlov.claims import ClaimTable, anchor, load_records, requirement
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +37,83 @@ class ClaimsLedgerDirective(SphinxDirective):
         return [claims_ledger()]
 
 
+VERDICTS = ("holds", "holds only in a stated setting", "wrong")
+SOURCES = {"qiao": "Qiao et al.", "zhong": "Zhong et al."}
+
+
+class source_verdicts(nodes.General, nodes.Element):
+    """Placeholder for the sources' claims, filled (with their evidence) once all chapters have executed."""
+
+
+class SourceVerdictsDirective(SphinxDirective):
+    has_content = True
+
+    def run(self):
+        try:
+            rows = yaml.safe_load("\n".join(self.content))
+        except yaml.YAMLError as error:
+            raise self.error(f"source-verdicts: the content is not YAML: {error}") from error
+        if not isinstance(rows, list) or not rows:
+            raise self.error("source-verdicts: the content must be a YAML list of rows")
+        for i, row in enumerate(rows, 1):
+            missing = {"claim", "source", "verdict", "evidence", "where"} - set(row or {})
+            if missing:
+                raise self.error(f"source-verdicts: row {i} lacks {sorted(missing)}")
+            if row["verdict"] not in VERDICTS:
+                raise self.error(f"source-verdicts: row {i}: verdict {row['verdict']!r} is not one of {VERDICTS}")
+            if row["source"] not in SOURCES:
+                raise self.error(f"source-verdicts: row {i}: source {row['source']!r} is not one of {list(SOURCES)}")
+        node = source_verdicts()
+        node["rows"] = rows
+        return [node]
+
+
+def _row(*cells) -> nodes.row:
+    row = nodes.row()
+    for content in cells:
+        entry = nodes.entry()
+        entry += content if isinstance(content, list) else [content]
+        row += entry
+    return row
+
+
+def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location) -> nodes.table:
+    table, group = nodes.table(classes=["source-verdicts"]), nodes.tgroup(cols=3)
+    table += group
+    for width in (14, 43, 43):
+        group += nodes.colspec(colwidth=width)
+    head, body = nodes.thead(), nodes.tbody()
+    head += _row(nodes.paragraph(text="verdict"), nodes.paragraph(text="the source's claim"),
+                 nodes.paragraph(text="evidence: measured (required)"))
+    group += [head, body]
+    ledger = app.builder.get_relative_uri(docname, "appendix/claims")
+    for row in rows:
+        claim = nodes.paragraph()
+        claim += nodes.Text(f"{row['claim']} ")
+        claim += nodes.emphasis(text=f"({SOURCES[row['source']]}; ")
+        page, _, section = row["where"].partition("#")       # a page, and optionally a section's id on it
+        claim += nodes.reference("", "", nodes.emphasis(text="where"),
+                                 refuri=app.builder.get_relative_uri(docname, page) + (f"#{section}" * bool(section)))
+        claim += nodes.emphasis(text=")")
+        evidence = []
+        for claim_id in row["evidence"]:
+            record = records.get(claim_id)
+            if record is None:
+                logger.warning(f"source-verdicts: no claim {claim_id} was checked by this build", location=location)
+                continue
+            if not record["passed"]:
+                logger.warning(f"source-verdicts: claim {claim_id}, evidence for a verdict, failed", location=location)
+            item = nodes.paragraph(classes=["evidence"])
+            item += nodes.reference("", claim_id, refuri=f"{ledger}#{anchor(claim_id)}")
+            required = requirement(record)
+            if record["relation"] == "close":
+                required = f"{record['predicted']:.4g}, {required}"
+            item += nodes.Text(f": {record['measured']:.4g} (required: {required})")
+            evidence.append(item)
+        body += _row(nodes.paragraph(text=row["verdict"], classes=["verdict"]), claim, evidence)
+    return table
+
+
 def _claims_dir(app) -> Path:
     return Path(os.environ["PAVLOV_CLAIMS_DIR"])
 
@@ -41,6 +124,9 @@ def _reset(app) -> None:
 
 
 def _fill(app, doctree, docname) -> None:
+    for node in list(doctree.findall(source_verdicts)):
+        records = {r["id"]: r for r in load_records(_claims_dir(app))}
+        node.replace_self(_verdicts_table(app, docname, node["rows"], records, node))
     for node in doctree.findall(claims_ledger):
         records = load_records(_claims_dir(app))
         if not records:
@@ -59,6 +145,8 @@ def _fill(app, doctree, docname) -> None:
 def setup(app):
     app.add_node(claims_ledger)
     app.add_directive("claims-ledger", ClaimsLedgerDirective)
+    app.add_node(source_verdicts)
+    app.add_directive("source-verdicts", SourceVerdictsDirective)
     app.connect("builder-inited", _reset)
     app.connect("doctree-resolved", _fill)
     return {"version": "0.1", "parallel_read_safe": False, "parallel_write_safe": True}

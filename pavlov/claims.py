@@ -197,6 +197,26 @@ def load_records(directory: str | os.PathLike | None = None) -> list[dict]:
     return sorted(latest.values(), key=lambda r: (int(r["chapter"][2:]), r["id"]))
 
 
+def requirement(record: dict) -> str:
+    """What a claim's measurement must satisfy, in words: ``"within ±0.01"`` (of the prediction), ``"≤ 3.2"``, ``"≥ 1"``.
+
+    >>> requirement({"relation": "at_most", "predicted": 3.0, "tolerance": 0.2})
+    '≤ 3.2'
+    """
+    predicted, tolerance = record["predicted"], record["tolerance"]
+    return {"close": f"within ±{tolerance:.2g}", "at_most": f"≤ {predicted + tolerance:.3g}",
+            "at_least": f"≥ {predicted - tolerance:.3g}"}[record["relation"]]
+
+
+def anchor(claim_id: str) -> str:
+    """The HTML id of a claim's row in a claims table (the closing page links to the appendix's rows).
+
+    >>> anchor("ch4.million_below_one")
+    'claim-ch4-million_below_one'
+    """
+    return "claim-" + claim_id.replace(".", "-")
+
+
 class ClaimTable:
     """A table of claims that renders as HTML in notebooks and as text elsewhere.
 
@@ -210,9 +230,7 @@ class ClaimTable:
         self.rows, self.folded = rows, folded
 
     def _cells(self, r: dict) -> tuple[str, ...]:
-        required = {"close": f"within ±{r['tolerance']:.2g}",
-                    "at_most": f"≤ {r['predicted'] + r['tolerance']:.3g}",
-                    "at_least": f"≥ {r['predicted'] - r['tolerance']:.3g}"}[r["relation"]]
+        required = requirement(r)
         status = "✓ holds" if r["passed"] else "✗ fails"
         alternative = r.get("alternative")
         rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: {r['alternative_margin']:.3g} tolerances off)"
@@ -227,7 +245,7 @@ class ClaimTable:
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f'<td data-label="{c}">{html.escape(v)}</td>'
+        body = "".join(f'<tr id="{anchor(r["id"])}">' + "".join(f'<td data-label="{c}">{html.escape(v)}</td>'
                                         for c, v in zip(self.columns, self._cells(r))) + "</tr>"
                        for r in self.rows)
         table = f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -221,3 +221,14 @@ def test_screenshots_of_a_few_pages():
                             f"--screenshot={shot}", (HTML / f"{page}.html").as_uri()],
                            capture_output=True, timeout=120, check=True)
         assert shot.stat().st_size > 10_000
+
+
+def test_the_closing_page_gives_every_source_claim_a_verdict_and_its_evidence():
+    text = (ROOT / "conclusion.md").read_text(encoding="utf-8")
+    rows = yaml.safe_load(re.search(r"```\{source-verdicts\}\n(.*?)```", text, flags=re.S).group(1))
+    dom, _ = render("conclusion")
+    assert dom.count("verdict") == len(rows) >= 15, f"{dom.count('verdict')} verdicts shown for {len(rows)} claims"
+    assert dom.count("evidence") == sum(len(row["evidence"]) for row in rows), "evidence missing from the table"
+    ledger = [href for href in dom.links if "appendix/claims.html#claim-" in href]
+    assert len(ledger) == dom.count("evidence"), "every piece of evidence links to its row of the ledger"
+    assert {row["source"] for row in rows} == {"qiao", "zhong"}

@@ -184,7 +184,9 @@ def test_table_renders_html_and_text():
     html_text = t._repr_html_()
     # folded: a dropdown that says how many hold, over the table with the status first
     assert html_text.startswith('<details class="claims-dropdown"><summary>Claims checked: 1 of 2 claims hold')
-    assert html_text.count("<tr>") == 3 and html_text.endswith("</table></details>")
+    # a header row, then one row per claim, each with its anchor (the closing page links to it)
+    assert html_text.count("<tr>") == 1 and html_text.endswith("</table></details>")
+    assert '<tr id="claim-ch96-render">' in html_text and '<tr id="claim-ch96-broken">' in html_text
     assert ClaimTable.columns[0] == "status"
     for column in ClaimTable.columns:
         assert f"<th>{column}</th>" in html_text and f'data-label="{column}"' in html_text

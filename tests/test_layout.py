@@ -174,3 +174,33 @@ def test_every_explorer_moves_in_the_static_page(browser, page):
     for control, before, after in browser.execute_script(MOVE_EXPLORERS):
         assert len(before) == len(after) == 1, f"{page}: {control}: frames shown {before} then {after}"
         assert before != after, f"{page}: moving {control} left the figure as it was"
+
+
+# At phone width: how far each equation's or table's box (the box that scrolls it sideways, when one
+# does) reaches past the column, and how far the page itself scrolls sideways.
+PHONE_OVERFLOW = """
+const article = document.querySelector('article.bd-article');
+const style = getComputedStyle(article), box = article.getBoundingClientRect();
+const left = box.left + parseFloat(style.paddingLeft), right = box.right - parseFloat(style.paddingRight);
+const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+const wide = [];
+for (const element of article.querySelectorAll(arguments[0])) {
+  if (!element.getClientRects().length) continue;
+  let shown = element;
+  while (shown !== article && !scrolls(shown)) shown = shown.parentElement;
+  const r = (shown === article ? element : shown).getBoundingClientRect();
+  const past = Math.max(left - r.left, r.right - right);
+  if (past > 1) wide.push([Math.round(past), element.textContent.replace(/\\s+/g, ' ').slice(0, 60)]);
+}
+return [wide, document.documentElement.scrollWidth - window.innerWidth];
+"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_equation_or_table_is_wider_than_the_column_at_phone_width(browser, page):
+    # on a phone a wide equation or table scrolls inside its own box: the page itself never does
+    load(browser, page, PHONE)
+    selector = ", ".join(KINDS[kind] for kind in ("display equation", "table"))
+    wide, page_scroll = browser.execute_script(PHONE_OVERFLOW, selector)
+    assert not wide, f"{page} at {PHONE} px, past the column by (px, text): {wide}"
+    assert page_scroll <= 0, f"{page} at {PHONE} px scrolls sideways by {page_scroll} px"

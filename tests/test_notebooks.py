@@ -284,3 +284,38 @@ def test_no_figure_text_below_the_style(path):
     assert all(size >= plotting.SMALLEST_TEXT_PT for size in sizes), sizes
     assert min(v for k, v in plotting.STYLE.items() if k.endswith("size")
                and isinstance(v, (int, float))) >= plotting.SMALLEST_TEXT_PT
+
+
+@by_notebook
+def test_ends_its_text_with_key_takeaways(path):
+    # the last section of the chapter's text, just before its exercises, is its key takeaways
+    headings = [c.source.splitlines()[0] for c in read(path).cells
+                if c.cell_type == "markdown" and c.source.startswith("## ")]
+    assert "## Key takeaways" in headings, f"{path.name}: no '## Key takeaways' section"
+    assert headings[headings.index("## Key takeaways") + 1] == "## Exercises", \
+        f"{path.name}: the key takeaways are not the last section before the exercises"
+    takeaways = next(c.source for c in read(path).cells if c.source.startswith("## Key takeaways"))
+    assert takeaways.count("\n* ") >= 3, f"{path.name}: fewer than three key takeaways"
+
+
+WORDS_PER_MINUTE = 150
+
+
+def reading_minutes(path: Path) -> int:
+    """The prose and the code shown (not the folded cells) at :data:`WORDS_PER_MINUTE`, to the nearest 5 minutes."""
+    if path.suffix == ".md":
+        words = len(path.read_text(encoding="utf-8").split())
+    else:
+        words = sum(len(c.source.split()) for c in read(path).cells
+                    if c.cell_type == "markdown" or "hide-input" not in c.metadata.get("tags", []))
+    return 5 * max(1, round(words / WORDS_PER_MINUTE / 5))
+
+
+def test_the_roadmap_lists_every_chapter_with_its_reading_time():
+    intro = (ROOT / f"{TOC['root']}.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\|[^|]*\{doc\}`([^`]+)`[^|]*\|[^|]*\|\s*(\d+) min\s*\|$", intro, flags=re.M))
+    expected = [*TOC_CHAPTERS, "conclusion"]
+    assert list(rows) == expected, f"the roadmap lists {list(rows)}, the book has {expected}"
+    for page, minutes in rows.items():
+        path = next(p for p in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if p.is_file())
+        assert int(minutes) == reading_minutes(path), f"{page}: the roadmap says {minutes} min, it reads in {reading_minutes(path)}"
