@@ -203,7 +203,11 @@ def requirement(record: dict) -> str:
     >>> requirement({"relation": "at_most", "predicted": 3.0, "tolerance": 0.2})
     '≤ 3.2'
     """
-    predicted, tolerance = record["predicted"], record["tolerance"]
+    if not isinstance(record, dict) or not {"relation", "predicted", "tolerance"} <= set(record):
+        raise ValueError(f"record must be a claim record with relation, predicted and tolerance, got {record!r}")
+    _validate.option("relation", record["relation"], tuple(RELATIONS))
+    predicted = _validate.finite_float("predicted", record["predicted"])
+    tolerance = _validate.finite_float("tolerance", record["tolerance"], nonnegative=True)
     return {"close": f"within ±{tolerance:.2g}", "at_most": f"≤ {predicted + tolerance:.3g}",
             "at_least": f"≥ {predicted - tolerance:.3g}"}[record["relation"]]
 
@@ -214,6 +218,8 @@ def anchor(claim_id: str) -> str:
     >>> anchor("ch4.million_below_one")
     'claim-ch4-million_below_one'
     """
+    if not isinstance(claim_id, str) or not ID_PATTERN.fullmatch(claim_id):
+        raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")
     return "claim-" + claim_id.replace(".", "-")
 
 

@@ -23,7 +23,8 @@ OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 2, 2)))
 
-THEORY = {"color": "black", "linestyle": "--", "linewidth": 1.2}
+# a theory is a line, never a chain of markers over the measurement (the cycle would give it markers)
+THEORY = {"color": "black", "linestyle": "--", "linewidth": 1.2, "marker": "none"}
 MEASURED = {"markersize": 4, "capsize": 2, "linestyle": "none"}
 
 SMALLEST_TEXT_PT = 9.0
@@ -88,6 +89,13 @@ def measured(ax, x, y, yerr=None, *, label: str = "measured", **kwargs):
 def theory(ax, x, y, *, label: str = "theory", **kwargs):
     """Plot a closed-form prediction as a dashed line."""
     return ax.plot(x, y, label=label, **{**THEORY, **kwargs})
+
+
+def legend_below(fig, ax=None, *, ncol: int = 3):
+    """One legend for the whole figure, below its panels, so that it covers no data; its entries are
+    ``ax``'s (default: the first panel's)."""
+    ax = ax if ax is not None else fig.axes[0]
+    return fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=ncol)
 
 
 class Explorer:

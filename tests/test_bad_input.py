@@ -149,6 +149,14 @@ CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-
                                             (["rival", 2.0], "list")))
 spec(claims.load_records, lambda: {})
 CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
+spec(claims.anchor, lambda: {"claim_id": "ch2.forms_agree"})
+CASES += each(claims.anchor, "claim_id", (("bad", "no-chapter"), (5, "int")))
+spec(claims.requirement, lambda: {"record": {"relation": "close", "predicted": 1.0, "tolerance": 0.1}})
+CASES += each(claims.requirement, "record", (({"relation": "close"}, "incomplete"), (5, "int")))
+CASES += [bad(claims.requirement, {"record": {"relation": "near", "predicted": 1.0, "tolerance": 0.1}}, "relation",
+              "unknown"),
+          bad(claims.requirement, {"record": {"relation": "close", "predicted": 1.0, "tolerance": -1.0}}, "tolerance",
+              "negative")]
 spec(claims.table, lambda: {"chapter": "ch2"})
 CASES += each(claims.table, "chapter", (("2", "no-prefix"), (2, "int"), ("ch", "no-number")))
 

@@ -111,7 +111,10 @@ def markdown(page: str) -> str:
     path = ROOT / f"{page}.md"
     if path.exists():
         return path.read_text(encoding="utf-8")
-    return "\n".join(c.source for c in notebook(page).cells if c.cell_type == "markdown")
+    # the markdown cells, and the figure captions held in the figure cells' metadata
+    cells = notebook(page).cells
+    return "\n".join([c.source for c in cells if c.cell_type == "markdown"]
+                     + [c.metadata.get("mystnb", {}).get("figure", {}).get("caption", "") for c in cells])
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -302,12 +302,14 @@ WORDS_PER_MINUTE = 150
 
 
 def reading_minutes(path: Path) -> int:
-    """The prose and the code shown (not the folded cells) at :data:`WORDS_PER_MINUTE`, to the nearest 5 minutes."""
+    """The prose, the figure captions and the code shown (not the folded cells) at :data:`WORDS_PER_MINUTE`, to the nearest 5 minutes."""
     if path.suffix == ".md":
         words = len(path.read_text(encoding="utf-8").split())
     else:
-        words = sum(len(c.source.split()) for c in read(path).cells
+        cells = read(path).cells
+        words = sum(len(c.source.split()) for c in cells
                     if c.cell_type == "markdown" or "hide-input" not in c.metadata.get("tags", []))
+        words += sum(len(c.metadata.get("mystnb", {}).get("figure", {}).get("caption", "").split()) for c in cells)
     return 5 * max(1, round(words / WORDS_PER_MINUTE / 5))
 
 
@@ -319,3 +321,30 @@ def test_the_roadmap_lists_every_chapter_with_its_reading_time():
     for page, minutes in rows.items():
         path = next(p for p in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if p.is_file())
         assert int(minutes) == reading_minutes(path), f"{page}: the roadmap says {minutes} min, it reads in {reading_minutes(path)}"
+
+
+def test_every_mention_of_a_chapter_by_number_is_a_link():
+    # "chapter 4" in the text is always {doc}`chapter 4 <...ch04_...>`, pointing at that chapter
+    pages = [ROOT / f"{f}.md" for f in toc_files(TOC) if (ROOT / f"{f}.md").is_file()]
+    texts = {p.name: p.read_text(encoding="utf-8") for p in pages}
+    texts |= {p.name: "\n".join([c.source for c in read(p).cells if c.cell_type == "markdown"]
+                                 + [c.metadata.get("mystnb", {}).get("figure", {}).get("caption", "")
+                                    for c in read(p).cells]) for p in PAGES}
+    for name, text in texts.items():
+        linked = re.sub(r"\{doc\}`[^`]*`", "", text)
+        bare = re.findall(r".{0,30}\b[Cc]hapters? \d.{0,20}", linked)
+        assert not bare, f"{name}: chapters named without a link: {bare}"
+        for number, target in re.findall(r"\{doc\}`[Cc]hapters? (\d) <([^>]+)>`", text):
+            assert Path(target).name.startswith(f"ch{int(number):02d}_"), f"{name}: chapter {number} links to {target}"
+
+
+@by_notebook
+def test_every_figure_is_numbered_with_a_caption(path):
+    # a figure cell carries its caption in its metadata, so the book numbers it (Figure 3.2) and links to it
+    figures = [c for c in code_cells(read(path)) if "plt.show()" in c.source]
+    names = [c.metadata.get("mystnb", {}).get("figure", {}).get("name") for c in figures]
+    number = chapter_id(path)[2:]
+    assert names == [f"fig-ch{number}-{k}" for k in range(1, len(figures) + 1)], f"{path.name}: figure names {names}"
+    for cell in figures:
+        caption = cell.metadata["mystnb"]["figure"].get("caption", "")
+        assert len(caption.split()) >= 8, f"{path.name}: {cell.metadata['mystnb']['figure']['name']} has no caption"

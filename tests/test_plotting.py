@@ -84,6 +84,7 @@ def test_theory_draws_a_labelled_dashed_line():
     fig, ax = plotting.subplots()
     (line,) = plotting.theory(ax, X, 2 * X)
     assert line.get_label() == "theory" and line.get_linestyle() == "--"
+    assert line.get_marker() in ("none", "None", "")          # a line, not the cycle's markers
     assert mpl.colors.same_color(line.get_color(), "black")
     np.testing.assert_array_equal(line.get_ydata(), 2 * X)
     (other,) = plotting.theory(ax, X, X, label="Gaussian approximation", color="tab:blue")
@@ -167,3 +168,14 @@ def test_explorer_is_static_when_the_book_is_built(monkeypatch, capsys):
     shown.clear()
     plotting.explorer(_line, **_controls())
     assert type(shown[0]).__name__ == "Box"             # live controls, then the figure
+
+
+def test_legend_below_sits_under_the_panels():
+    fig, axes = plotting.subplots(1, 2)
+    plotting.measured(axes[0], X, Y, YERR)
+    plotting.theory(axes[0], X, X)
+    legend = plotting.legend_below(fig)
+    fig.canvas.draw()
+    box, panels = legend.get_window_extent(), [ax.get_window_extent() for ax in axes]
+    assert [t.get_text() for t in legend.get_texts()] == ["theory", "measured"]
+    assert all(box.y1 <= panel.y0 for panel in panels)       # entirely below every panel
