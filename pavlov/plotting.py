@@ -91,6 +91,20 @@ def theory(ax, x, y, *, label: str = "theory", **kwargs):
     return ax.plot(x, y, label=label, **{**THEORY, **kwargs})
 
 
+WORDS = {"hebbian": "Hebbian", "least_squares": "least squares", "relu": "ReLU", "relu2": "squared ReLU",
+         "gated_delta": "gated delta", "oja": "Oja", "bcm": "BCM", "gaussian": "Gaussian"}
+"""How a figure names the package's options (a store, a rule, a key ensemble) in words."""
+
+
+def words(name: str) -> str:
+    """A package option's name as a figure writes it.
+
+    >>> words("relu2"), words("least_squares"), words("softmax")
+    ('squared ReLU', 'least squares', 'softmax')
+    """
+    return WORDS.get(name, str(name).replace("_", " "))
+
+
 def legend_below(fig, ax=None, *, ncol: int = 3):
     """One legend for the whole figure, below its panels, so that it covers no data; its entries are
     ``ax``'s (default: the first panel's)."""
