@@ -348,3 +348,11 @@ def test_every_figure_is_numbered_with_a_caption(path):
     for cell in figures:
         caption = cell.metadata["mystnb"]["figure"].get("caption", "")
         assert len(caption.split()) >= 8, f"{path.name}: {cell.metadata['mystnb']['figure']['name']} has no caption"
+
+
+@by_notebook
+def test_every_exercise_is_labelled_with_its_difficulty(path):
+    markdown = "\n".join(c.source for c in read(path).cells if c.cell_type == "markdown")
+    titles = re.findall(r"```\{exercise\}([^\n]*)", markdown)
+    unlabelled = [t for t in titles if not re.search(r"\((easy|medium|hard)\)$", t.strip())]
+    assert titles and not unlabelled, f"{path.name}: exercises without (easy), (medium) or (hard): {unlabelled}"
