@@ -179,3 +179,27 @@ def test_legend_below_sits_under_the_panels():
     box, panels = legend.get_window_extent(), [ax.get_window_extent() for ax in axes]
     assert [t.get_text() for t in legend.get_texts()] == ["theory", "measured"]
     assert all(box.y1 <= panel.y0 for panel in panels)       # entirely below every panel
+
+
+@pytest.mark.parametrize("chapter", sorted(__import__("pavlov.diagrams").diagrams.DIAGRAMS))
+def test_each_concept_diagram_draws_in_the_book_style(chapter):
+    from pavlov import diagrams
+
+    fig = diagrams.DIAGRAMS[chapter]()
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip() and t.get_visible()]
+    assert texts, f"{chapter}: the diagram has no labels"
+    assert min(t.get_fontsize() for t in texts) >= plotting.SMALLEST_TEXT_PT
+    assert fig.get_figwidth() <= plotting.COLUMN_INCHES
+
+
+def test_every_chapter_shows_its_concept_diagram():
+    import json
+    from pathlib import Path
+
+    from pavlov import diagrams
+
+    for chapter, draw in diagrams.DIAGRAMS.items():
+        path = next(Path(__file__).resolve().parents[1].glob(f"chapters/ch{int(chapter[2:]):02d}_*.ipynb"))
+        sources = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+        assert any(f"diagrams.{draw.__name__}()" in s for s in sources), f"{path.name} does not show its diagram"
