@@ -11,6 +11,7 @@ import html
 import io
 import itertools
 import json
+import math
 import os
 
 import matplotlib as mpl
@@ -166,14 +167,26 @@ def explorer(draw, grid: dict | None = None, **controls) -> None:
         control.observe(lambda _: handle.update(shown.redraw()), names="value")
 
 
+def _options(control) -> list[tuple[str, object]] | None:
+    """A menu's ``(label, value)`` pairs (ipywidgets takes values, pairs or a dict), or ``None`` for a slider."""
+    options = getattr(control, "options", None)
+    if options is None:
+        return None
+    items = options.items() if isinstance(options, dict) else options
+    return [item if isinstance(item, tuple) else (_number(item), item) for item in items]
+
+
+def _number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _settings(name: str, control, values) -> list:
     """The values a static explorer draws ``control`` at: ``values`` when given, else every option of a
     menu, or a slider's two ends and its initial value."""
     if values is None:
-        options = getattr(control, "options", None)
+        options = _options(control)
         if options is not None:
-            items = options.items() if isinstance(options, dict) else options
-            values = [item[1] if isinstance(item, tuple) else item for item in items]
+            values = [value for _, value in options]
         else:
             ends = (control.min, control.max)
             if hasattr(control, "base"):                        # a log slider's ends are exponents
@@ -188,12 +201,10 @@ def _settings(name: str, control, values) -> list:
 
 def _label(control, value) -> str:
     """How a control shows ``value``: a menu's label for it, else the number (floats with %g)."""
-    options = getattr(control, "options", None)
-    items = options.items() if isinstance(options, dict) else (options or ())
-    for item in items:
-        if isinstance(item, tuple) and item[1] == value:
-            return str(item[0])
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    for label, option in _options(control) or ():
+        if option == value:
+            return label
+    return _number(value)
 
 
 def _svg(figure) -> str:
@@ -218,9 +229,7 @@ def static_explorer(draw, controls: dict, grid: dict | None = None) -> str:
     if unknown:
         raise ValueError(f"grid names {sorted(unknown)}, which are not controls (controls: {list(controls)})")
     axes = {name: _settings(name, control, grid.get(name)) for name, control in controls.items()}
-    count = 1
-    for values in axes.values():
-        count *= len(values)
+    count = math.prod(len(values) for values in axes.values())
     if count > MAX_FRAMES:
         raise ValueError(f"grid gives {count} frames, more than MAX_FRAMES = {MAX_FRAMES}: "
                          f"give fewer values ({ {name: len(v) for name, v in axes.items()} })")
