@@ -1,4 +1,4 @@
-# The book's two commands: `make book` and `make test`. Both set up .venv when it is missing or stale.
+# The book's two commands: `make book` (HTML and PDF; `make html` for the pages alone) and `make test`. Both set up .venv when it is missing or stale.
 # `make flake-check` reruns every claim of every chapter over 30 seeds (tools/flake.py; about an hour on 2 cores;
 # the latest report is tools/FLAKE_REPORT.md).
 # `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
@@ -12,11 +12,31 @@ COLAB_READY := $(COLAB_VENV)/.ready
 # no progress bars in the built pages or the test logs (readers running a chapter see them)
 export PAVLOV_PROGRESS := 0
 
-.PHONY: book test bench browser-test flake-check colab-env clean
+.PHONY: book html pdf tex test bench browser-test flake-check colab-env clean
 
+# The book: the HTML pages, then the PDF, which the introduction links to (_build/html/pavlov.pdf).
 # PAVLOV_BOOK: the explorers draw their frames in advance for the static pages (pavlov.plotting.static_explorer)
-book: $(READY)
+# and give the PDF their first frame.
+book: html pdf
+
+html: $(READY)
 	PAVLOV_BOOK=1 $(BIN)/jupyter-book build . -W -n --keep-going --all
+
+# The PDF through LaTeX (xelatex; the SVG figures are converted by rsvg-convert), with TeX Live from Debian's
+# packages, installed here when they are missing. It executes every chapter again, as its own build.
+pdf: $(READY) tex
+	PAVLOV_BOOK=1 $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going --all
+	mkdir -p _build/html && cp _build/latex/pavlov.pdf _build/html/pavlov.pdf
+
+TEX_PACKAGES := latexmk texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-xetex \
+	librsvg2-bin fonts-freefont-otf
+tex:
+	@if ! command -v xelatex >/dev/null || ! command -v latexmk >/dev/null || ! command -v rsvg-convert >/dev/null \
+	    || ! test -e /usr/share/fonts/opentype/freefont/FreeSerif.otf; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "make pdf needs TeX Live: as root, apt-get install $(TEX_PACKAGES)" >&2; exit 1; fi; \
+	  echo "installing TeX Live for the PDF (Debian packages; a minute or two)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEX_PACKAGES) >/dev/null; fi
 
 test: $(READY) $(COLAB_READY)
 	$(BIN)/python -m pytest

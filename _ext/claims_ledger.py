@@ -139,7 +139,26 @@ def _fill(app, doctree, docname) -> None:
         table = ClaimTable(records, folded=False)
         summary = nodes.paragraph(text=f"{sum(r['passed'] for r in records)} of {len(records)} claims hold "
                                        f"(scale: {', '.join(sorted({r['scale'] for r in records})) or 'none'}).")
-        node.replace_self([summary, nodes.raw("", table._repr_html_(), format="html")])
+        node.replace_self([summary, nodes.raw("", table._repr_html_(), format="html") if app.builder.format == "html"
+                           else _ledger_table(table)])
+
+
+def _ledger_table(table: ClaimTable) -> nodes.table:
+    """The ledger for a builder without HTML (the PDF): a plain table, each claim a target its links reach."""
+    widths = dict(status=6, claim=10, statement=30, measured=7, predicted=7, required=12, source=12)
+    widths["rules out"] = 16
+    node, group = nodes.table(classes=["claims-table", "longtable"]), nodes.tgroup(cols=len(table.columns))
+    node += group
+    group += [nodes.colspec(colwidth=widths[c]) for c in table.columns]
+    head, body = nodes.thead(), nodes.tbody()
+    head += _row(*(nodes.paragraph(text=c) for c in table.columns))
+    group += [head, body]
+    for r in table.rows:
+        status, claim_id, *rest = table.cells(r)
+        first = nodes.paragraph()
+        first += [nodes.target("", "", ids=[anchor(claim_id)]), nodes.Text(claim_id)]
+        body += _row(nodes.paragraph(text=status), first, *(nodes.paragraph(text=v) for v in rest))
+    return node
 
 
 def setup(app):

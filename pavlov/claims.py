@@ -235,7 +235,8 @@ class ClaimTable:
     def __init__(self, rows: list[dict], *, folded: bool = True):
         self.rows, self.folded = rows, folded
 
-    def _cells(self, r: dict) -> tuple[str, ...]:
+    def cells(self, r: dict) -> tuple[str, ...]:
+        """The row of record ``r``, one string per column of :attr:`columns`."""
         required = requirement(r)
         status = "✓ holds" if r["passed"] else "✗ fails"
         alternative = r.get("alternative")
@@ -252,15 +253,26 @@ class ClaimTable:
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.columns)
         body = "".join(f'<tr id="{anchor(r["id"])}">' + "".join(f'<td data-label="{c}">{html.escape(v)}</td>'
-                                        for c, v in zip(self.columns, self._cells(r))) + "</tr>"
+                                        for c, v in zip(self.columns, self.cells(r))) + "</tr>"
                        for r in self.rows)
         table = f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         if not self.folded:
             return table
         return f'<details class="claims-dropdown"><summary>Claims checked: {self.summary}</summary>{table}</details>'
 
+    def _repr_markdown_(self) -> str:
+        """The table where there is no HTML (the PDF): status, claim, statement, measured, required."""
+        shown = [self.columns.index(c) for c in ("status", "claim", "statement", "measured", "required")]
+
+        def cell(text: str) -> str:
+            return re.sub(r"([\\`*_\[\]{}<>|$#~])", r"\\\1", text)
+
+        rows = [[cell(self.cells(r)[i]) for i in shown] for r in self.rows]
+        lines = [[self.columns[i] for i in shown], ["---"] * len(shown), *rows]
+        return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
     def __repr__(self) -> str:
-        return "\n".join(" | ".join(self._cells(r)) for r in self.rows) or "(no claims)"
+        return "\n".join(" | ".join(self.cells(r)) for r in self.rows) or "(no claims)"
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -146,7 +146,7 @@ def explorer(draw, grid: dict | None = None, **controls) -> None:
     switches between those frames. Without ipywidgets (controls from :func:`widgets`) it shows the first
     figure and says how to get the controls. The explorer is kept in :data:`EXPLORERS`.
     """
-    from IPython.display import HTML, display
+    from IPython.display import display
 
     shown = Explorer(draw, controls)
     EXPLORERS.append(shown)
@@ -159,7 +159,7 @@ def explorer(draw, grid: dict | None = None, **controls) -> None:
     for name, control in controls.items():
         control.description = control.description or name           # label each control, as interact would
     if os.environ.get(STATIC):
-        display(HTML(static_explorer(draw, controls, grid)))
+        display(static_explorer(draw, controls, grid), raw=True)
         return
     display(ipywidgets.Box(list(controls.values()), layout=ipywidgets.Layout(flex_flow="row wrap")))
     handle = display(shown.redraw(), display_id=True)
@@ -212,17 +212,19 @@ def _svg(figure) -> str:
     with mpl.rc_context({"svg.hashsalt": "pavlov"}):        # the same figure gives the same bytes
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue().decode()
 
 
-def static_explorer(draw, controls: dict, grid: dict | None = None) -> str:
+def static_explorer(draw, controls: dict, grid: dict | None = None) -> dict[str, str]:
     """An explorer for a page with no kernel: HTML with one frame per setting and controls that switch them.
 
     Each control takes the values ``grid[name]`` (default: every option of a menu; a slider's ends and its
     initial value), which must include its initial value; ``draw`` runs once for every combination, at
     most :data:`MAX_FRAMES`. Menus become ``<select>``, sliders ``<input type="range">`` over their grid, a
     control with one value a fixed label; ``_static/explorer.js`` shows the frame of the current setting.
-    Nothing is fetched: the frames are SVG in the page.
+    Nothing is fetched: the frames are SVG in the page. Returns the output's mime bundle (for
+    ``display(bundle, raw=True)``): that HTML, and the initial frame alone as ``image/svg+xml`` for the
+    PDF, where nothing moves.
     """
     grid = dict(grid or {})
     unknown = set(grid) - set(controls)
@@ -254,11 +256,13 @@ def static_explorer(draw, controls: dict, grid: dict | None = None) -> str:
         figure = draw(**{name: axes[name][i] for name, i in zip(axes, index)})
         frames.setdefault(_svg(figure), []).append(",".join(map(str, index)))
     for svg, keys in frames.items():
+        data = base64.b64encode(svg.encode()).decode("ascii")
         parts.append(f'<img class="pavlov-explorer-frame" data-keys="{" ".join(keys)}" alt="the figure at this '
-                     f'setting"{"" if initial in keys else " hidden"} src="data:image/svg+xml;base64,{svg}">')
+                     f'setting"{"" if initial in keys else " hidden"} src="data:image/svg+xml;base64,{data}">')
     parts.append(f'<p class="pavlov-explorer-note">Drawn in advance at {count} settings; in Colab or Jupyter '
                  "every control moves freely.</p></div>")
-    return "\n".join(parts)
+    first = next(svg for svg, keys in frames.items() if initial in keys)
+    return {"text/html": "\n".join(parts), "image/svg+xml": first}
 
 
 class _FixedControl:

@@ -235,3 +235,10 @@ def test_the_closing_page_gives_every_source_claim_a_verdict_and_its_evidence():
     ledger = [href for href in dom.links if "appendix/claims.html#claim-" in href]
     assert len(ledger) == dom.count("evidence"), "every piece of evidence links to its row of the ledger"
     assert {row["source"] for row in rows} == {"qiao", "zhong"}
+
+
+def test_the_introduction_links_the_pdf_of_the_book():
+    dom, _ = render("intro")
+    assert "pavlov.pdf" in dom.links
+    pdf = (HTML / "pavlov.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 1_000_000, "make book writes the PDF beside the pages"

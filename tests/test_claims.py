@@ -196,6 +196,10 @@ def test_table_renders_html_and_text():
     text = repr(t)
     assert "ch96.render" in text and "1.02" in text and "within ±0.05" in text and "≤ 2" in text
     assert repr(ClaimTable([])) == "(no claims)"
+    # the PDF's table (Markdown): one row per claim, and nothing in a statement is read as markup
+    lines = t._repr_markdown_().splitlines()
+    assert lines[0] == "| status | claim | statement | measured | required |" and len(lines) == 4
+    assert lines[3] == "| ✗ fails | ch96.broken | A \\<b\\>bold\\</b\\> claim & more. | 5 | ≤ 2 |"
 
 
 @pytest.mark.parametrize("chapter", ["2", "ch", "chapter2", "ch2.x", "CH2", "", None, 2])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import io
+import re
 
 import matplotlib
 
@@ -128,7 +130,8 @@ def _frames(page: str) -> dict[str, bool]:
 
 
 def test_static_explorer_draws_every_setting_once_and_shows_the_first():
-    page = plotting.static_explorer(_line, _controls())
+    bundle = plotting.static_explorer(_line, _controls())
+    page = bundle["text/html"]
     frames = _frames(page)
     keys = sorted(key for group in frames for key in group.split())
     # default grids: a slider's ends and initial value (0, 1, 3; log slider 0.5, 2, 8), every menu option
@@ -139,10 +142,15 @@ def test_static_explorer_draws_every_setting_once_and_shows_the_first():
     assert '<select><option value="0" selected>rising</option><option value="1">falling</option></select>' in page
     assert "amplitude <input type=\"range\"" in page and "[&quot;0.5&quot;, &quot;2&quot;, &quot;8&quot;]" in page
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")   # nothing is fetched
+    # the PDF, where nothing moves, shows the frame the page starts on
+    shown = re.search(r'<img class="pavlov-explorer-frame"[^>]*?(?<! hidden) src="data:image/svg\+xml;base64,([^"]+)"',
+                      page)
+    assert base64.b64decode(shown.group(1)).decode() == bundle["image/svg+xml"]
+    assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
 
 
 def test_static_explorer_grid_overrides_and_fixes_a_control():
-    page = plotting.static_explorer(_line, _controls(), grid={"a": [1, 2], "b": [2.0]})
+    page = plotting.static_explorer(_line, _controls(), grid={"a": [1, 2], "b": [2.0]})["text/html"]
     assert sorted(k for g in _frames(page) for k in g.split()) == ["0,0,0", "0,1,0", "1,0,0", "1,1,0"]
     assert '<span class="pavlov-explorer-fixed" title="fixed in this page">2</span>' in page
 
@@ -163,7 +171,7 @@ def test_explorer_is_static_when_the_book_is_built(monkeypatch, capsys):
     monkeypatch.setattr("IPython.display.display", lambda *objects, **kwargs: shown.extend(objects))
     monkeypatch.setenv(plotting.STATIC, "1")
     plotting.explorer(_line, **_controls())
-    assert len(shown) == 1 and "pavlov-explorer" in shown[0].data
+    assert len(shown) == 1 and "pavlov-explorer" in shown[0]["text/html"] and "image/svg+xml" in shown[0]
     monkeypatch.delenv(plotting.STATIC)
     shown.clear()
     plotting.explorer(_line, **_controls())
