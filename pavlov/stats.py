@@ -1,9 +1,10 @@
-"""Small statistics used by every chapter: means with standard errors, and relative errors."""
+"""Small statistics used by every chapter: means with standard errors, relative errors, weighted slopes."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from . import _validate
@@ -45,3 +46,22 @@ def relative_error(reference: torch.Tensor, x: torch.Tensor) -> float:
     err = (reference.double() - x.double()).pow(2).mean().sqrt().item()
     size = reference.double().pow(2).mean().sqrt().item()
     return err / size if size > 0 else (0.0 if err == 0 else math.inf)
+
+
+def weighted_slope(x, y, se) -> tuple[float, float]:
+    r"""The slope of the least-squares line through ``(x, y)`` weighted by :math:`1/\mathrm{se}^2`, and its
+    standard error (from the given standard errors, not from the scatter about the line).
+
+    ``x``, ``y`` and ``se`` are sequences of one length, at least two, with every ``se`` positive. For a
+    power law :math:`y = c x^b` pass ``log x``, ``log y`` and the relative errors ``se / y``.
+
+    >>> slope, slope_se = weighted_slope([0, 1, 2], [1.0, 3.0, 5.0], [0.1, 0.1, 0.1])   # 2.0, 0.0707
+    """
+    x, y, se = (np.asarray(a, dtype=float) for a in (x, y, se))
+    if not x.ndim == 1 or not x.shape == y.shape == se.shape or len(x) < 2:
+        raise ValueError(f"x, y and se must be 1-d of one length, at least 2; got shapes {x.shape}, {y.shape}, "
+                         f"{se.shape}")
+    if not np.all(np.isfinite(se)) or not np.all(se > 0):
+        raise ValueError(f"se must be positive and finite, got {se.tolist()}")
+    (slope, _), cov = np.polyfit(x, y, 1, w=1 / se, cov="unscaled")
+    return float(slope), math.sqrt(cov[0, 0])

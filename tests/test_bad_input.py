@@ -178,6 +178,10 @@ CASES += each(stats.mean_and_se, "x", ((t(1, 3), "one-trial"),))
 spec(stats.relative_error, lambda: {"reference": t(4, 3), "x": t(4, 3)}, tensors={"reference": 1, "x": 1},
      finite=False, mix=False)
 CASES += each(stats.relative_error, "x", ((t(4, 2), "shape-mismatch"), (t(4, 3).to("meta"), "meta-device")))
+spec(stats.weighted_slope, lambda: {"x": [0.0, 1.0, 2.0], "y": [1.0, 3.0, 5.0], "se": [0.1, 0.1, 0.1]})
+CASES += each(stats.weighted_slope, "se", (([0.1, 0.0, 0.1], "zero"), ([0.1, -1.0, 0.1], "negative"),
+                                           ([0.1, NAN, 0.1], "nan"), ([0.1, 0.1], "short")))
+CASES += each(stats.weighted_slope, "x", (([0.0], "one-point"), ([[0.0, 1.0, 2.0]], "2-d")))
 
 spec(maps.output_norm, lambda: {"r": t(4, 3), "norm": "rms", "eps": 1e-6}, tensors={"r": 1},
      nonnegative=("eps",), options=("norm",))

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import pavlov as pv
-from pavlov.stats import mean_and_se, relative_error
+from pavlov.stats import mean_and_se, relative_error, weighted_slope
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -62,3 +62,12 @@ def test_relative_error_values():
 def test_relative_error_bad_input(ref, x, error, match):
     with pytest.raises(error, match=match):
         relative_error(ref, x)
+
+
+def test_weighted_slope_is_the_line_and_its_standard_error():
+    # points on a line: its slope; with equal errors s the slope's error is s / sqrt(sum (x - mean x)^2)
+    slope, se = weighted_slope([1, 2, 3, 4], [2.5, 4.5, 6.5, 8.5], [0.2] * 4)
+    assert slope == pytest.approx(2.0) and se == pytest.approx(0.2 / math.sqrt(5.0))
+    # a point with a hundred times the error barely moves the line
+    slope, _ = weighted_slope([1, 2, 3, 4], [2.5, 4.5, 6.5, 0.0], [0.2, 0.2, 0.2, 20.0])
+    assert slope == pytest.approx(2.0, abs=0.01)
