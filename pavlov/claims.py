@@ -215,8 +215,8 @@ def requirement(record: dict) -> str:
 def anchor(claim_id: str) -> str:
     """The HTML id of a claim's row in a claims table (the closing page links to the appendix's rows).
 
-    >>> anchor("ch4.million_below_one")
-    'claim-ch4-million_below_one'
+    >>> anchor("ch5.million_below_one")
+    'claim-ch5-million_below_one'
     """
     if not isinstance(claim_id, str) or not ID_PATTERN.fullmatch(claim_id):
         raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")

@@ -134,8 +134,30 @@ def store_kernels(d: int = 16, beta: float = 4.0):
     return fig
 
 
+def softmax_crowd(n: int = 256, d: int = 16, betas=(1.0, 4.0, 16.0), seed: int = 0):
+    """Chapter 5: one query's softmax weights over its n memories, the target against the crowd, at three
+    inverse temperatures."""
+    rng = np.random.default_rng(seed)
+    keys = rng.standard_normal((n, d))
+    keys /= np.linalg.norm(keys, axis=1, keepdims=True)
+    overlaps = np.sort(keys[1:] @ keys[0])[::-1]               # the query is the target's key, keys[0]
+    c = np.concatenate([[1.0], overlaps])
+    fig, ax = plotting.subplots(figsize=(plotting.COLUMN_INCHES, 3.0))
+    shown = np.arange(1, 65)                                   # the target and its 63 closest rivals
+    for beta in betas:
+        weight = np.exp(beta * (c - c.max()))
+        weight /= weight.sum()
+        line, = ax.plot(shown[1:], weight[1:64], label=f"$\\beta = {beta:g}$: the other memories", markevery=9)
+        ax.plot(1, weight[0], marker="*", markersize=12, linestyle="none", color=line.get_color(),
+                label=f"$\\beta = {beta:g}$: the target, weight {weight[0]:.2f}")
+    ax.set(yscale="log", ylim=(1e-5, 1.5), xlim=(0, 65),
+           xlabel=f"memory, by overlap with the query (the target first; n = {n}, d = {d})", ylabel="softmax weight")
+    plotting.legend_below(fig, ncol=2)
+    return fig
+
+
 def chain_task(items: int = 4, layers: int = 3, start: int = 1, failed_at: int = 2):
-    """Chapter 5: the chain task, items at levels, one hop per layer, a clean-up between layers."""
+    """Chapter 6: the chain task, items at levels, one hop per layer, a clean-up between layers."""
     fig, ax = _canvas(2.8)
     xs = np.linspace(1.2, 8.8, layers + 1)
     ys = np.linspace(8.2, 2.4, items)
@@ -162,7 +184,7 @@ def chain_task(items: int = 4, layers: int = 3, start: int = 1, failed_at: int =
 
 
 def write_rules():
-    """Chapter 6: every write rule is a conditioning trial: a CS and a US in, a change of the store out."""
+    """Chapter 7: every write rule is a conditioning trial: a CS and a US in, a change of the store out."""
     fig, ax = _canvas(2.9)
     _box(ax, 1.3, 5.0, "trial $t$:\nCS $k_t$, US $v_t$", width=2.2, height=2.0, color=0)
     _box(ax, 4.1, 5.0, "prediction\n$k_t S_{t-1}$", width=2.0, height=2.0, color=3)
@@ -181,7 +203,7 @@ def write_rules():
 
 
 def mqar_sequence(tokens=("k3", "v1", "k7", "v4", "k2", "v9", "k7", "k2", "k3"), pairs: int = 3):
-    """Chapter 7: an MQAR sequence: key-value pairs, then the keys again as questions, each labelled."""
+    """Chapter 8: an MQAR sequence: key-value pairs, then the keys again as questions, each labelled."""
     fig, ax = _canvas(2.4)
     xs = np.linspace(0.7, 9.3, len(tokens))
     answers = {tokens[2 * i]: tokens[2 * i + 1] for i in range(pairs)}
@@ -203,5 +225,5 @@ def mqar_sequence(tokens=("k3", "v1", "k7", "v4", "k2", "v9", "k7", "k2", "k3"),
 
 
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
-            "ch4": store_kernels, "ch5": chain_task, "ch6": write_rules, "ch7": mqar_sequence}
+            "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules, "ch8": mqar_sequence}
 """Each chapter's concept diagram, by chapter."""

@@ -730,7 +730,7 @@ def yarn_scaled_beta(beta: float, n: int, n_train: int) -> float:
     return beta * (1 + 0.1 * math.log(max(1.0, n / n_train))) ** 2
 
 
-# --- Chapter 5: stacked circuits, error propagation and the depth-width trade-off ---
+# --- Chapter 6: stacked circuits, error propagation and the depth-width trade-off ---
 
 
 def _probability(name: str, value) -> float:
@@ -800,7 +800,7 @@ def bound_optimal_heads(width: int, n_memories: int) -> float:
     return width / (math.e * n_memories)
 
 
-# --- Chapter 6: learning rules, forgetting and drift ---
+# --- Chapter 7: learning rules, forgetting and drift ---
 
 
 def decay_isr(age: int, *, gamma: float, d: int, length: int | None = None) -> float:

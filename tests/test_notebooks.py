@@ -299,6 +299,7 @@ def test_ends_its_text_with_key_takeaways(path):
 
 
 WORDS_PER_MINUTE = 150
+MAX_READING_MINUTES = 45      # a chapter read in one sitting
 
 
 def reading_minutes(path: Path) -> int:
@@ -321,6 +322,7 @@ def test_the_roadmap_lists_every_chapter_with_its_reading_time():
     for page, minutes in rows.items():
         path = next(p for p in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if p.is_file())
         assert int(minutes) == reading_minutes(path), f"{page}: the roadmap says {minutes} min, it reads in {reading_minutes(path)}"
+        assert int(minutes) <= MAX_READING_MINUTES, f"{page} reads in {minutes} min: split it"
 
 
 def test_every_mention_of_a_chapter_by_number_is_a_link():
