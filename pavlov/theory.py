@@ -314,6 +314,23 @@ def capacity(store: str, d_key: int, *, threshold: float = 1.0, keys: str = "sph
     return _largest(lambda n: isr(store, d_key, n, keys=keys, **params) <= threshold)
 
 
+
+def isr_crossing(store: str, d_key: int, *, keys: str = "sphere", **params) -> float:
+    """The number of memories, as a real number, at which the mean ISR of ``store`` reaches 1.
+
+    For every store but least squares the mean ISR is :math:`n - 1` times one other memory's mean
+    interference, :func:`isr` at two memories, so it reaches 1 at :math:`1 + 1/\\mathrm{ISR}(2)`; the
+    least-squares store's ISR is not linear in :math:`n` and has no such crossing. :func:`capacity` is
+    its integer part.
+
+    >>> isr_crossing("relu", 64)         # 1 + 2d
+    129.0
+    """
+    if store == "least_squares":
+        raise ValueError("store 'least_squares' has a mean ISR not linear in n, so no crossing 1 + 1/ISR(2): "
+                         "use capacity('least_squares', d_key)")
+    return 1 + 1 / isr(store, d_key, 2, keys=keys, **params)
+
 WORST_CASE_METHODS = ("markov", "cantelli", "paley_zygmund", "gamma")
 
 

@@ -503,6 +503,9 @@ spec(theory.isr_variance, lambda: {"store": "hebbian", "d_key": 4, "n_memories":
 CASES += each(theory.isr_variance, "store", (("softmax", "no-variance"),))
 spec(theory.capacity, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("threshold", "beta"),
      options=("store", "keys"), ints=("d_key",))
+spec(theory.isr_crossing, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("beta",),
+     options=("store", "keys"), ints=("d_key",))
+CASES += each(theory.isr_crossing, "store", (("least_squares", "not-linear"),))
 spec(theory.all_within_probability, lambda: {"store": "hebbian", "d_key": 8, "n_memories": 3},
      positive=("threshold",), options=("store", "keys", "method"), ints=("d_key", "n_memories"))
 spec(theory.worst_case_capacity, lambda: {"store": "hebbian", "d_key": 8, "delta": 0.1, "method": "markov"},

@@ -129,6 +129,15 @@ def test_sphere_softmax_isr_falls_with_beta_without_end(d):
     assert tail == pytest.approx(-(d - 1) / 2, rel=0.05)
 
 
+@pytest.mark.parametrize("store, params", [("hebbian", {}), ("relu", {}), ("relu2", {}),
+                                           ("polynomial", {"degree": 3}), ("softmax", {"beta": 8.0})])
+def test_the_crossing_is_where_the_linear_mean_isr_reaches_one(store, params):
+    n = theory.isr_crossing(store, 64, **params)
+    # the mean ISR is linear in n, so it is 1 at the crossing, and the capacity is its integer part
+    assert theory.isr(store, 64, round(n), **params) == pytest.approx(1.0, abs=1 / n)
+    assert theory.capacity(store, 64, **params) == math.floor(n)
+
+
 def test_capacity_handles_astronomical_capacities():
     assert theory.capacity("softmax", 16, beta=100.0) > 10**11      # bisection over Python integers
     assert theory.isr("softmax", 16, 10**320, beta=1.0) == math.inf  # beyond float64: infinite, not an error
