@@ -77,15 +77,19 @@ def _row(*cells) -> nodes.row:
     return row
 
 
-def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location) -> nodes.table:
-    table, group = nodes.table(classes=["source-verdicts"]), nodes.tgroup(cols=3)
-    table += group
-    for width in (14, 43, 43):
-        group += nodes.colspec(colwidth=width)
+def _table(classes: list[str], columns: dict[str, int]) -> tuple[nodes.table, nodes.tbody]:
+    """An empty table with a header row of ``columns`` (title: relative width); returns it and its body."""
+    table, group = nodes.table(classes=classes), nodes.tgroup(cols=len(columns))
     head, body = nodes.thead(), nodes.tbody()
-    head += _row(nodes.paragraph(text="verdict"), nodes.paragraph(text="the source's claim"),
-                 nodes.paragraph(text="evidence: measured (required)"))
-    group += [head, body]
+    head += _row(*(nodes.paragraph(text=title) for title in columns))
+    group += [*(nodes.colspec(colwidth=width) for width in columns.values()), head, body]
+    table += group
+    return table, body
+
+
+def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location) -> nodes.table:
+    table, body = _table(["source-verdicts"], {"verdict": 14, "the source's claim": 43,
+                                               "evidence: measured (required)": 43})
     ledger = app.builder.get_relative_uri(docname, "appendix/claims")
     for row in rows:
         claim = nodes.paragraph()
@@ -124,11 +128,13 @@ def _reset(app) -> None:
 
 
 def _fill(app, doctree, docname) -> None:
-    for node in list(doctree.findall(source_verdicts)):
-        records = {r["id"]: r for r in load_records(_claims_dir(app))}
-        node.replace_self(_verdicts_table(app, docname, node["rows"], records, node))
-    for node in doctree.findall(claims_ledger):
-        records = load_records(_claims_dir(app))
+    verdicts, ledgers = list(doctree.findall(source_verdicts)), list(doctree.findall(claims_ledger))
+    if not verdicts and not ledgers:
+        return
+    records = load_records(_claims_dir(app))
+    for node in verdicts:
+        node.replace_self(_verdicts_table(app, docname, node["rows"], {r["id"]: r for r in records}, node))
+    for node in ledgers:
         if not records:
             logger.warning("claims ledger: no claim records were written by this build", location=node)
         for r in records:
@@ -145,14 +151,9 @@ def _fill(app, doctree, docname) -> None:
 
 def _ledger_table(table: ClaimTable) -> nodes.table:
     """The ledger for a builder without HTML (the PDF): a plain table, each claim a target its links reach."""
-    widths = dict(status=6, claim=10, statement=30, measured=7, predicted=7, required=12, source=12)
-    widths["rules out"] = 16
-    node, group = nodes.table(classes=["claims-table", "longtable"]), nodes.tgroup(cols=len(table.columns))
-    node += group
-    group += [nodes.colspec(colwidth=widths[c]) for c in table.columns]
-    head, body = nodes.thead(), nodes.tbody()
-    head += _row(*(nodes.paragraph(text=c) for c in table.columns))
-    group += [head, body]
+    widths = {"status": 6, "claim": 10, "statement": 30, "measured": 7, "predicted": 7, "required": 12,
+              "rules out": 16, "source": 12}
+    node, body = _table(["claims-table", "longtable"], {c: widths[c] for c in table.columns})
     for r in table.rows:
         status, claim_id, *rest = table.cells(r)
         first = nodes.paragraph()

@@ -23,19 +23,20 @@ BACK = (r"\backmatter\setcounter{secnumdepth}{-1}\setcounter{figure}{0}\setcount
         r"\renewcommand{\thefigure}{A.\arabic{figure}}\renewcommand{\thetable}{A.\arabic{table}}")
 
 
-def _latex(command: str) -> nodes.raw:
-    return nodes.raw("", command + "\n", format="latex")
+def _before(node, command: str) -> None:
+    """Put the LaTeX ``command`` just before ``node``."""
+    node.parent.insert(node.parent.index(node), nodes.raw("", command + "\n", format="latex"))
 
 
 def _matter(doctree) -> None:
-    starts = list(doctree.findall(addnodes.start_of_file))
-    chapters = [node for node in starts if node["docname"].startswith(CHAPTERS)]
+    pages = list(doctree.findall(addnodes.start_of_file))
+    chapters = [i for i, page in enumerate(pages) if page["docname"].startswith(CHAPTERS)]
     if not chapters:
         return
-    later = [node for node in starts[starts.index(chapters[-1]) + 1:] if not node["docname"].startswith(CHAPTERS)]
-    doctree.insert(0, _latex(FRONT))
-    for node, command in [(chapters[0], MAIN), *[(page, BACK) for page in later[:1]]]:
-        node.parent.insert(node.parent.index(node), _latex(command))
+    doctree.insert(0, nodes.raw("", FRONT + "\n", format="latex"))
+    _before(pages[chapters[0]], MAIN)
+    if chapters[-1] + 1 < len(pages):
+        _before(pages[chapters[-1] + 1], BACK)
 
 
 def _unfold(doctree) -> None:

@@ -262,13 +262,11 @@ class ClaimTable:
 
     def _repr_markdown_(self) -> str:
         """The table where there is no HTML (the PDF): status, claim, statement, measured, required."""
-        shown = [self.columns.index(c) for c in ("status", "claim", "statement", "measured", "required")]
-
-        def cell(text: str) -> str:
-            return re.sub(r"([\\`*_\[\]{}<>|$#~])", r"\\\1", text)
-
-        rows = [[cell(self.cells(r)[i]) for i in shown] for r in self.rows]
-        lines = [[self.columns[i] for i in shown], ["---"] * len(shown), *rows]
+        shown = ("status", "claim", "statement", "measured", "required")
+        rows = [dict(zip(self.columns, self.cells(r))) for r in self.rows]
+        # a backslash before every character Markdown would read as markup
+        lines = [shown, ["---"] * len(shown),
+                 *([re.sub(r"([\\`*_\[\]{}<>|$#~])", r"\\\1", row[c]) for c in shown] for row in rows)]
         return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
     def __repr__(self) -> str:
