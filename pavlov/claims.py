@@ -9,7 +9,9 @@ Every check, passed or failed, is appended as one JSON line to ``<dir>/<chapter>
 ``<dir>`` is ``PAVLOV_CLAIMS_DIR`` or, by default, ``_build/claims/`` at the root of the book
 (the nearest directory above the working directory holding ``_toc.yml``). The book's appendix is
 generated from these records at build time. Inside the built book each claim's measured value is
-also glued (myst-nb) under its id, with ``<id>.predicted`` and ``<id>.tolerance`` beside it.
+also glued (myst-nb) under its id, with ``<id>.predicted`` and ``<id>.tolerance`` beside it, and
+``<id>.effect`` when the check measures in standard errors and gives the same comparison in the
+measurement's own units, which the prose reports first.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Claim:
     margin: float
     alternative: tuple[str, float] | None = None   # what the claim rules out, and the value it would give
     alternative_margin: float | None = None         # the alternative's deviation in tolerances (> 1: ruled out)
+    effect: float | None = None                     # the comparison in the measurement's own units
 
     @property
     def chapter(self) -> str:
@@ -100,7 +103,8 @@ def _in_tolerances(deviation: float, tol: float) -> float:
 
 
 def check(claim_id: str, statement: str, *, measured, predicted, tolerance: float, source: str,
-          relation: str = "close", alternative: tuple[str, float] | None = None) -> Claim:
+          relation: str = "close", alternative: tuple[str, float] | None = None,
+          effect: float | None = None) -> Claim:
     """Check one claim, record it, and raise ``AssertionError`` if it does not hold.
 
     Args:
@@ -115,6 +119,9 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
         alternative: ``(description, value)``: the hypothesis the claim rules out (the effect removed,
             or a rival law) and the value it predicts. The check fails when that value would pass
             too: a tolerance loose enough to admit the alternative does not test the claim.
+        effect: for a check made in standard errors, the same comparison in the measurement's own
+            units (a largest deviation in memories, a rise in error rate); recorded and glued as
+            ``<id>.effect`` so that the prose can give the effect first and its standard errors second.
 
     >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0.5,
     ...           source="arithmetic", alternative=("two plus two is five", 5))
@@ -140,8 +147,10 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             raise TypeError(f"alternative must be a (description, value) pair, got {alternative!r}")
         alternative = (alternative[0].strip(), _as_float("alternative value", alternative[1]))
         alternative_margin = _in_tolerances(_deviation(relation, alternative[1], predicted), tol)
+    if effect is not None:
+        effect = _as_float("effect", effect)
     claim = Claim(claim_id, statement.strip(), predicted, measured, tol, source.strip(), relation, passed, margin,
-                  alternative, alternative_margin)
+                  alternative, alternative_margin, effect)
     _session[claim_id] = claim
     _record(claim)
     _glue(claim)
@@ -178,6 +187,8 @@ def _glue(claim: Claim) -> None:
     glue(claim.id, claim.measured, display=False)
     glue(f"{claim.id}.predicted", claim.predicted, display=False)
     glue(f"{claim.id}.tolerance", claim.tolerance, display=False)
+    if claim.effect is not None:
+        glue(f"{claim.id}.effect", claim.effect, display=False)
 
 
 def load_records(directory: str | os.PathLike | None = None) -> list[dict]:

@@ -266,6 +266,8 @@ def test_good_claim_ids_are_accepted(claim_id):
     ("tolerance NaN", {"tolerance": math.nan}, ValueError, "tolerance"),
     ("tolerance inf", {"tolerance": math.inf}, ValueError, "tolerance"),
     ("tolerance str", {"tolerance": "0.1"}, TypeError, "tolerance"),
+    ("effect NaN", {"effect": math.nan}, ValueError, "effect"),
+    ("effect not a number", {"effect": "3%"}, TypeError, "effect"),
 ))
 def test_check_bad_input(overrides, error, param, claims_dir):
     kwargs = {"statement": "The example holds.", "measured": 1.0, "predicted": 1.0, "tolerance": 0.1,
@@ -297,6 +299,15 @@ def test_alternative_is_recorded_and_shown(claims_dir):
     record = load_records(claims_dir)[0]
     assert record["alternative"] == ["no effect", 0.0] and record["alternative_margin"] == pytest.approx(10.0)
     assert "no effect (0: 10 tolerances off)" in repr(table("ch90"))
+
+
+def test_effect_is_recorded_beside_the_standard_errors(claims_dir):
+    # a check made in standard errors carries the same comparison in its own units for the prose
+    claim = ok("ch90.effect", measured=1.5, predicted=0.0, tolerance=5.0, relation="at_most",
+               effect=torch.tensor(0.03, **CPU64))
+    assert claim.effect == pytest.approx(0.03) and isinstance(claim.effect, float)
+    assert load_records(claims_dir)[0]["effect"] == pytest.approx(0.03)
+    assert ok("ch90.no_effect", measured=1.0, predicted=1.0, tolerance=0.1).effect is None
 
 
 @pytest.mark.parametrize("alternative", [0.0, ("no effect",), ("", 1.0), (1.0, "no effect"), ("no effect", "x")])
