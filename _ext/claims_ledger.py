@@ -143,8 +143,8 @@ def _fill(app, doctree, docname) -> None:
             if not r.get("alternative"):
                 logger.warning(f"claims ledger: claim {r['id']} states no alternative it rules out", location=node)
         table = ClaimTable(records, folded=False)
-        summary = nodes.paragraph(text=f"{sum(r['passed'] for r in records)} of {len(records)} claims hold "
-                                       f"(scale: {', '.join(sorted({r['scale'] for r in records})) or 'none'}).")
+        summary = nodes.paragraph(text=f"{table.summary}; scale: "
+                                       f"{', '.join(sorted({r['scale'] for r in records})) or 'none'}.")
         node.replace_self([summary, nodes.raw("", table._repr_html_(), format="html") if app.builder.format == "html"
                            else _ledger_table(table)])
 

@@ -53,8 +53,10 @@ class Claim:
     passed: bool
     margin: float
     alternative: tuple[str, float] | None = None   # what the claim rules out, and the value it would give
-    alternative_margin: float | None = None         # the alternative's deviation in tolerances (> 1: ruled out)
+    alternative_margin: float | None = None         # the alternative's deviation from the prediction, in tolerances
+    alternative_distance: float | None = None       # ... and from the measurement (> 1: ruled out)
     effect: float | None = None                     # the comparison in the measurement's own units
+    derived_from: tuple[str, ...] = ()              # the claims whose measurement this one restates
 
     @property
     def chapter(self) -> str:
@@ -104,7 +106,7 @@ def _in_tolerances(deviation: float, tol: float) -> float:
 
 def check(claim_id: str, statement: str, *, measured, predicted, tolerance: float, source: str,
           relation: str = "close", alternative: tuple[str, float] | None = None,
-          effect: float | None = None) -> Claim:
+          effect: float | None = None, derived_from: tuple[str, ...] = ()) -> Claim:
     """Check one claim, record it, and raise ``AssertionError`` if it does not hold.
 
     Args:
@@ -117,16 +119,28 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
         source: where the prediction comes from (theorem, equation, paper).
         relation: ``"close"``, ``"at_most"`` or ``"at_least"`` (see :data:`RELATIONS`).
         alternative: ``(description, value)``: the hypothesis the claim rules out (the effect removed,
-            or a rival law) and the value it predicts. The check fails when that value would pass
-            too: a tolerance loose enough to admit the alternative does not test the claim.
+            or a rival law) and the value it predicts. The measurement itself must exclude it: the
+            check fails unless the alternative lies more than a tolerance from the measured value, on
+            the side the relation forbids (``alternative_distance > 1``), so that the alternative's
+            own check, with the same tolerance, would fail on this measurement. A design whose
+            alternative lies more than two tolerances from the prediction (``alternative_margin >
+            2``) guarantees this for every measurement that passes; one with less can pass while
+            sitting within a tolerance of the alternative, and then it fails here.
         effect: for a check made in standard errors, the same comparison in the measurement's own
             units (a largest deviation in memories, a rise in error rate); recorded and glued as
             ``<id>.effect`` so that the prose can give the effect first and its standard errors second.
+        derived_from: the ids of earlier claims whose measurement this one restates in other terms (a
+            capacity read off an ISR sweep that another claim checks): shown in the ledger as derived,
+            and not counted as independent evidence.
 
-    >>> c = check("ch0.example", "Two plus two is four.", measured=4.0, predicted=4, tolerance=0.5,
+    >>> c = check("ch0.example", "Two plus two is four.", measured=4.2, predicted=4, tolerance=0.5,
     ...           source="arithmetic", alternative=("two plus two is five", 5))
-    >>> c.alternative_margin
-    2.0
+    >>> c.alternative_margin, round(c.alternative_distance, 2)
+    (2.0, 1.6)
+    >>> c = check("ch0.example", "Two plus two is four.", measured=4.4, predicted=4, tolerance=0.5,
+    ...           source="arithmetic", alternative=("two plus two is 4.9", 4.9))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    AssertionError: claim ch0.example does not rule out its alternative, two plus two is 4.9 (4.9): ...
     """
     if not isinstance(claim_id, str) or not ID_PATTERN.fullmatch(claim_id):
         raise ValueError(f"claim_id must look like 'ch2.forms_agree' (chapter, dot, lower-case name), got {claim_id!r}")
@@ -140,17 +154,23 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
     deviation = _deviation(relation, measured, predicted)
     passed = deviation <= tol
     margin = _in_tolerances(deviation, tol)
-    alternative_margin = None
+    alternative_margin = alternative_distance = None
     if alternative is not None:
         if (not isinstance(alternative, tuple) or len(alternative) != 2 or not isinstance(alternative[0], str)
                 or not alternative[0].strip()):
             raise TypeError(f"alternative must be a (description, value) pair, got {alternative!r}")
         alternative = (alternative[0].strip(), _as_float("alternative value", alternative[1]))
         alternative_margin = _in_tolerances(_deviation(relation, alternative[1], predicted), tol)
+        alternative_distance = _in_tolerances(_deviation(relation, alternative[1], measured), tol)
     if effect is not None:
         effect = _as_float("effect", effect)
+    if isinstance(derived_from, str):
+        derived_from = (derived_from,)
+    if not isinstance(derived_from, (tuple, list)) or not all(
+            isinstance(d, str) and ID_PATTERN.fullmatch(d) and d != claim_id for d in derived_from):
+        raise ValueError(f"derived_from must name other claims by id ('ch3.isr_sphere'), got {derived_from!r}")
     claim = Claim(claim_id, statement.strip(), predicted, measured, tol, source.strip(), relation, passed, margin,
-                  alternative, alternative_margin, effect)
+                  alternative, alternative_margin, alternative_distance, effect, tuple(derived_from))
     _session[claim_id] = claim
     _record(claim)
     _glue(claim)
@@ -159,10 +179,11 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             f"claim {claim_id} failed: {statement.strip()}\n"
             f"  measured {measured:.6g}, predicted {predicted:.6g} ({source.strip()}), "
             f"required {RELATIONS[relation]} with tolerance {tol:.3g}; deviation {deviation:.3g}")
-    if alternative_margin is not None and alternative_margin <= 1:
+    if alternative_distance is not None and alternative_distance <= 1:
         raise AssertionError(
             f"claim {claim_id} does not rule out its alternative, {alternative[0]} ({alternative[1]:.6g}): "
-            f"that value is within the tolerance {tol:.3g} of the prediction {predicted:.6g} too")
+            f"the measurement {measured:.6g} lies within the tolerance {tol:.3g} of it, so the alternative "
+            f"passes as well as the prediction {predicted:.6g}")
     return claim
 
 
@@ -251,15 +272,19 @@ class ClaimTable:
         required = requirement(r)
         status = "✓ holds" if r["passed"] else "✗ fails"
         alternative = r.get("alternative")
-        rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: {r['alternative_margin']:.3g} tolerances off)"
-                     if alternative else "")
+        rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: the measurement is "
+                     f"{r['alternative_distance']:.3g} tolerances from it)" if alternative else "")
+        if r.get("derived_from"):
+            status += " (derived from " + ", ".join(r["derived_from"]) + ")"
         return (status, r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
                 r["source"])
 
     @property
     def summary(self) -> str:
-        """``"9 of 9 claims hold"``: the title of the folded table."""
-        return f"{sum(r['passed'] for r in self.rows)} of {len(self.rows)} claims hold"
+        """``"9 of 9 claims hold"``, with how many restate another's measurement: the folded table's title."""
+        derived = sum(bool(r.get("derived_from")) for r in self.rows)
+        return (f"{sum(r['passed'] for r in self.rows)} of {len(self.rows)} claims hold"
+                + (f" ({derived} derived from others)" if derived else ""))
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.columns)

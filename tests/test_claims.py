@@ -281,24 +281,45 @@ def test_relations_listed():
     assert set(claims.RELATIONS) == {"close", "at_most", "at_least"}
 
 
-@pytest.mark.parametrize("relation, alternative, margin", [
-    ("close", 2.0, 2.0), ("at_most", 0.5, 0.5 / 0.5), ("at_least", 1.0, 0.0)])
-def test_alternative_margin_in_tolerances(relation, alternative, margin):
-    # predicted 1.0, tolerance 0.5: the alternative's deviation under the relation, over the tolerance
-    kwargs = dict(measured=1.0, predicted=1.0, tolerance=0.5, relation=relation)
-    if margin > 1:
-        claim = ok(**kwargs, alternative=("a rival law", 1.0 + alternative * 0.5))
-        assert claim.alternative == ("a rival law", 2.0) and claim.alternative_margin == pytest.approx(margin)
+@pytest.mark.parametrize("relation, measured, alternative, distance", [
+    ("close", 1.4, 2.0, 1.2), ("close", 1.4, 1.8, 0.8), ("close", 1.4, 0.0, 2.8), ("close", 1.0, 1.5, 1.0),
+    ("at_most", 1.4, 2.0, 1.2), ("at_most", 1.4, 1.8, 0.8), ("at_most", 1.0, 0.0, -2.0),
+    ("at_least", 0.6, 0.0, 1.2), ("at_least", 0.6, 0.2, 0.8), ("at_least", 1.0, 2.0, -2.0)])
+def test_the_measurement_must_exclude_the_alternative(relation, measured, alternative, distance):
+    # predicted 1.0, tolerance 0.5. The alternative is ruled out only when the measurement lies more
+    # than a tolerance from it on the side the relation forbids: the alternative's own check would fail.
+    # At measured 1.4 an alternative at 2.0 is 1.2 tolerances off and ruled out; one at 1.8 is admitted.
+    kwargs = dict(measured=measured, predicted=1.0, tolerance=0.5, relation=relation)
+    if distance > 1:
+        claim = ok(**kwargs, alternative=("a rival law", alternative))
+        assert claim.alternative == ("a rival law", alternative)
+        assert claim.alternative_distance == pytest.approx(distance)
+        assert claim.alternative_margin == pytest.approx(claims._deviation(relation, alternative, 1.0) / 0.5)
     else:
         with pytest.raises(AssertionError, match="does not rule out its alternative, a rival law"):
-            ok(**kwargs, alternative=("a rival law", 1.0 + alternative * 0.5))
+            ok(**kwargs, alternative=("a rival law", alternative))
+
+
+def test_derived_claims_are_marked_and_counted_apart(claims_dir):
+    ok("ch97.sweep", measured=1.0, predicted=1.0, tolerance=0.1)
+    claim = ok("ch97.slope", measured=1.0, predicted=1.0, tolerance=0.1, derived_from="ch97.sweep")
+    assert claim.derived_from == ("ch97.sweep",)
+    shown = table("ch97")
+    assert shown.summary == "2 of 2 claims hold (1 derived from others)"
+    assert "✓ holds (derived from ch97.sweep)" in repr(shown)
+
+
+@pytest.mark.parametrize("derived_from", [3, ("ch90.derived",), ("not an id",), (None,)])
+def test_derived_from_must_name_other_claims(derived_from):
+    with pytest.raises(ValueError, match="^derived_from"):
+        ok("ch90.derived", measured=1.0, predicted=1.0, tolerance=0.1, derived_from=derived_from)
 
 
 def test_alternative_is_recorded_and_shown(claims_dir):
     ok("ch90.alt", measured=1.0, predicted=1.0, tolerance=0.1, alternative=("no effect", 0.0))
     record = load_records(claims_dir)[0]
     assert record["alternative"] == ["no effect", 0.0] and record["alternative_margin"] == pytest.approx(10.0)
-    assert "no effect (0: 10 tolerances off)" in repr(table("ch90"))
+    assert "no effect (0: the measurement is 10 tolerances from it)" in repr(table("ch90"))
 
 
 def test_effect_is_recorded_beside_the_standard_errors(claims_dir):
