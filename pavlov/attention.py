@@ -37,7 +37,7 @@ def _recurrent(q, k, v, chunk_size=None):
     state = q.new_zeros(*q.shape[:-2], q.shape[-1], v.shape[-1])       # S_0 = 0, (..., d_k, d_v)
     outputs = []
     for t in range(q.shape[-2]):
-        state = state + k[..., t, :, None] * v[..., t, None, :]        # S_t = S_{t-1} + k_t^T v_t
+        state = state + k[..., t, :, None] @ v[..., t, None, :]        # S_t = S_{t-1} + k_t^T v_t
         outputs.append((q[..., t, None, :] @ state).squeeze(-2))      # r_t = q_t S_t
     return torch.stack(outputs, dim=-2)
 

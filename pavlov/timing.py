@@ -13,6 +13,9 @@ Three precautions make timings on a busy machine comparable:
 
 (On a shared CPU, consider ``torch.set_num_threads(1)`` too: a descheduled second worker thread stalls
 every operation.)
+
+What no load can change is the arithmetic: :func:`multiply_adds` counts the multiply-adds of the
+matrix products a computation runs, on tensors that carry shapes only.
 """
 
 from __future__ import annotations
@@ -124,3 +127,28 @@ def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1, mi
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     return time_calls({"fn": fn}, repeats=repeats, warmup=warmup, min_time=min_time, device=device)["fn"]
+
+
+def multiply_adds(fn: Callable[..., object], shapes: tuple[tuple[int, ...], ...], **kwargs) -> int:
+    """The multiply-adds of the matrix products that ``fn(*tensors, **kwargs)`` runs, with one float32
+    tensor of each shape in ``shapes``.
+
+    The tensors live on the ``meta`` device, which carries shapes and no data: nothing is computed, and
+    the count (torch's ``FlopCounterMode``, which sees every matrix product the code dispatches,
+    ``mm``, ``bmm``, ``matmul`` and their fused forms, at two flops per multiply-add) is the same on
+    every machine and under any load. Elementwise operations are not counted.
+
+    >>> multiply_adds(torch.matmul, ((8, 4), (4, 3)))
+    96
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if (not isinstance(shapes, tuple) or not shapes
+            or not all(isinstance(s, tuple) and s and all(type(n) is int and n > 0 for n in s) for s in shapes)):
+        raise ValueError(f"shapes must be a tuple of one or more shapes, tuples of positive ints, got {shapes!r}")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    tensors = [torch.empty(s, device="meta", dtype=torch.float32) for s in shapes]
+    with FlopCounterMode(display=False) as counter:
+        fn(*tensors, **kwargs)
+    return counter.get_total_flops() // 2

@@ -624,6 +624,10 @@ for fn, first in ((timing.time_calls, {"calls": {"nothing": lambda: None}}), (ti
 CASES += each(timing.time_calls, "calls", (({}, "empty"), ([lambda: None], "list"), ({"five": 5}, "not-callable"),
                                            (lambda: None, "callable")))
 CASES += each(timing.time_call, "fn", ((5, "int"), ({"f": lambda: None}, "mapping")))
+spec(timing.multiply_adds, lambda: {"fn": torch.matmul, "shapes": ((2, 3), (3, 2))})
+CASES += each(timing.multiply_adds, "fn", ((5, "int"), ("matmul", "str")))
+CASES += each(timing.multiply_adds, "shapes", (((), "empty"), ([(2, 3)], "list"), (((2, 0),), "zero"),
+                                               (((2, 3.0),), "float"), (((2, True),), "bool"), ((2, 3), "flat")))
 
 # --- mqar ---
 
