@@ -372,13 +372,43 @@ def random_memories(trials: int, n_memories: int, d_key: int, *, d_value: int | 
     _validate.option("keys", keys, KINDS)
     d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     device, dtype = resolve(device, dtype)
-    gen = generator(seed, device)
+    return _draw_memories(generator(seed, device), trials, n_memories, d_key, d_value, keys, device, dtype)
+
+
+def _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype):
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=gen, device=device, dtype=dtype)
     return key_set, random_stimuli(trials, n_memories, d_value, generator=gen, device=device, dtype=dtype)
 
 
-def interference_to_signal(memory, n_queries: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Query a built store with its first ``n_queries`` stored keys (default: all): each query's ISR and decoding.
+def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator | None = None) -> torch.Tensor:
+    r"""Cues near ``keys`` ``[..., d_k]``: :math:`k + \sigma z/\sqrt{d_k}` with :math:`z` standard normal, rescaled
+    to the norm of :math:`k`, so that a unit key gets a unit cue.
+
+    ``sigma`` = 0 returns the keys themselves. The noise has squared norm :math:`\sigma^2` on average, so
+    for a unit key and small :math:`\sigma` the cue lies about :math:`\sigma` from its key (an angle of about
+    :math:`\sigma` radians); for keys of another norm the noise is the same, and the rescaling keeps the
+    cue at the key's norm.
+
+    >>> keys = torch.nn.functional.normalize(torch.randn(3, 5, 8, dtype=torch.float64), dim=-1)
+    >>> torch.allclose(noisy_cues(keys, 0.5).norm(dim=-1), torch.ones(3, 5, dtype=torch.float64))
+    True
+    """
+    if not isinstance(keys, torch.Tensor) or not keys.is_floating_point() or keys.dim() < 1:
+        raise TypeError(f"keys must be a floating tensor [..., d_k], got {keys!r:.60}")
+    sigma = _validate.finite_float("sigma", sigma, nonnegative=True)
+    if sigma == 0:
+        return keys
+    z = torch.randn(keys.shape, generator=generator, device=keys.device, dtype=keys.dtype)
+    cues = keys + sigma * z / math.sqrt(keys.shape[-1])
+    return cues * (keys.norm(dim=-1, keepdim=True) / cues.norm(dim=-1, keepdim=True))
+
+
+def interference_to_signal(memory, n_queries: int | None = None, *, query_noise: float = 0.0,
+                           generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Query a built store with its first ``n_queries`` stored keys (default: all): each query's ISR and decoding.
+
+    With ``query_noise`` = :math:`\sigma > 0` each query is a noisy cue of its key (:func:`noisy_cues`, drawn
+    from ``generator``); its target is still that key's memory.
 
     Returns ``(isr [..., m], correct [..., m])``: the ISR of every query, with the signal :math:`w_j v_j`
     from the weight the store gives the target, and whether each retrieval is nearest (largest inner
@@ -394,6 +424,8 @@ def interference_to_signal(memory, n_queries: int | None = None) -> tuple[torch.
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
     queries, stored = memory.keys[..., :n_queries, :], memory.values[..., :n_queries, :]
+    query_noise = _validate.finite_float("query_noise", query_noise, nonnegative=True)
+    queries = noisy_cues(queries, query_noise, generator=generator)
     targets = torch.arange(n_queries, device=queries.device).expand(queries.shape[:-1])   # (..., m)
     retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
     signal = weight.unsqueeze(-1) * stored                             # w_j v_j
@@ -403,8 +435,8 @@ def interference_to_signal(memory, n_queries: int | None = None) -> tuple[torch.
 
 def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: str = "sphere",
                 seed: int | None = None, device=None, dtype=None, n_queries: int | None = None,
-                d_value: int | None = None, **params) -> IsrMeasurement:
-    """Measure a store's ISR by querying it with its own stored keys, over independent trials.
+                d_value: int | None = None, query_noise: float = 0.0, **params) -> IsrMeasurement:
+    r"""Measure a store's ISR by querying it with its own stored keys, or noisy cues of them, over independent trials.
 
     Each trial draws ``n_memories`` keys (``keys="sphere"``: uniform unit vectors; ``"gaussian"``:
     entries ``N(0, 1/d_key)``) and as many values uniform on the unit sphere in ``d_value``
@@ -418,6 +450,9 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
         keys: the key ensemble, ``"sphere"`` or ``"gaussian"``.
         seed: seeds the draws (default: a fresh random seed, returned in the result).
         device, dtype: where and in what precision (default: the package device, float32).
+        query_noise: :math:`\sigma \ge 0`; each query is then :math:`k_j + \sigma z/\sqrt{d_k}` rescaled to the
+            norm of :math:`k_j` (:func:`noisy_cues`), with its target still memory :math:`j`. At 0 (the
+            default) the queries are the stored keys, and a store is probed only where it is a lookup table.
         params: passed to the store (e.g. ``beta`` for a softmax store, ``degree`` for a polynomial
             one, ``chunk_size`` for any kernel store).
 
@@ -436,10 +471,15 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
+    query_noise = _validate.finite_float("query_noise", query_noise, nonnegative=True)
+    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     seed = seed_or_fresh(seed)
-    key_set, value_set = random_memories(trials, n_memories, d_key, d_value=d_value, keys=keys, seed=seed,
-                                         device=device, dtype=dtype)
-    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), n_queries)
+    device, dtype = resolve(device, dtype)
+    # one generator: the memories first, then the cues' noise, so that noise 0 draws the same memories
+    gen = generator(seed, device)
+    key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
+    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), n_queries,
+                                          query_noise=query_noise, generator=gen)
     mean, se = mean_and_se(isr.mean(-1))                                                # over trials
     return IsrMeasurement(mean.item(), se.item(), isr, correct, seed)
 

@@ -372,11 +372,14 @@ spec(stores.random_memories, lambda: {"trials": 2, "n_memories": 3, "d_key": 4, 
 CASES += each(stores.random_memories, "seed", ((-1, "negative"), (MISSING, "missing")))
 CASES += each(stores.random_memories, "dtype", ((torch.int64, "int64"),))
 spec(stores.interference_to_signal, lambda: {"memory": stores.HebbianStore(**memories()), "n_queries": 3},
-     ints=("n_queries",))
+     ints=("n_queries",), nonnegative=("query_noise",))
+spec(stores.noisy_cues, lambda: {"keys": t(2, 5, 3), "sigma": 0.5}, nonnegative=("sigma",))
+CASES += each(stores.noisy_cues, "keys", (([1.0, 2.0], "list"), (torch.ones(3, dtype=torch.int64), "int64")))
 CASES += each(stores.interference_to_signal, "n_queries", ((6, "above-n_memories"),))
 CASES += each(stores.interference_to_signal, "memory", ((t(2, 5, 3), "tensor"), ("hebbian", "name")))
 spec(stores.measure_isr, lambda: {"store": "hebbian", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
-     ints=("d_key", "n_memories", "trials", "n_queries", "d_value"), options=("store", "keys"))
+     ints=("d_key", "n_memories", "trials", "n_queries", "d_value"), options=("store", "keys"),
+     nonnegative=("query_noise",))
 CASES += (each(stores.measure_isr, "trials", ((1, "one-trial"),))
           + each(stores.measure_isr, "n_queries", ((4, "above-n_memories"),))
           + each(stores.measure_isr, "seed", ((-1, "negative"),))

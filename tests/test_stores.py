@@ -182,3 +182,37 @@ BAD_MEASURE = cases(   # (case, positional (store, d_key, n_memories), keyword a
 def test_measure_isr_bad_input(args, kwargs, error, param):
     with pytest.raises(error, match=rf"\b{param}\b"):
         stores.measure_isr(*args, **{"trials": 3, "seed": 0, "device": "cpu", **kwargs})
+
+
+# --- noisy cues ---
+
+def test_noisy_cues_keep_the_key_norm_and_sit_about_sigma_away():
+    gen = torch.Generator().manual_seed(0)
+    keys = torch.nn.functional.normalize(torch.randn(2000, 64, dtype=torch.float64, generator=gen), dim=-1)
+    cues = stores.noisy_cues(keys, 0.3, generator=gen)
+    assert torch.allclose(cues.norm(dim=-1), torch.ones(2000, dtype=torch.float64))
+    # unit keys: the distance is about sigma for small sigma (the rescaling shortens it by O(sigma^2))
+    distance = (cues - keys).norm(dim=-1).pow(2).mean().sqrt().item()
+    assert torch.allclose(stores.noisy_cues(3 * keys, 0.3).norm(dim=-1), torch.full((2000,), 3.0, dtype=torch.float64))
+    assert distance == pytest.approx(0.3, rel=0.05)
+    assert stores.noisy_cues(keys, 0.0) is keys
+
+
+def test_noisy_cues_follow_the_keys_device_and_dtype():
+    keys = torch.randn(4, 8, dtype=torch.float32)
+    assert stores.noisy_cues(keys, 1.0).dtype == torch.float32
+
+
+def test_query_noise_zero_is_the_exact_cue_and_keeps_the_memories():
+    exact = stores.measure_isr("hebbian", 32, 16, trials=4, seed=3, device="cpu")
+    zero = stores.measure_isr("hebbian", 32, 16, trials=4, seed=3, device="cpu", query_noise=0.0)
+    assert torch.equal(exact.values, zero.values)
+
+
+def test_a_noisy_cue_raises_the_hebbian_isr_by_its_lost_signal():
+    # signal (q . k_j)^2 ~ 1 / (1 + sigma^2) for large d, crosstalk unchanged: ISR x (1 + sigma^2)
+    d, n, sigma = 256, 64, 1.0
+    exact, noisy = (stores.measure_isr("hebbian", d, n, trials=200, seed=5, device="cpu", dtype=torch.float64,
+                                       query_noise=s) for s in (0.0, sigma))
+    assert exact.mean == pytest.approx((n - 1) / d, rel=0.05)
+    assert noisy.mean / exact.mean == pytest.approx(1 + sigma**2, rel=0.1)
