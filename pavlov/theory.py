@@ -588,7 +588,7 @@ def _isr_least_squares(d_key: int, n_memories: int, keys: str) -> float:
     r"""Mean ISR of the least-squares store: 0 for :math:`n \le d`, then :math:`(n-d)/(d-2)` (Gaussian keys, exact).
 
     Queried with :math:`k_j`, the store weighs memory :math:`i` by the hat matrix entry :math:`P_{ij}`, and
-    :math:`P^2 = P` gives :math:`\sum_i P_{ij}^2 = P_{jj}`, so :math:`\mathrm{ISR}_j = 1/P_{jj} - 1` given the keys.
+    :math:`P^2 = P` gives :math:`\sum_i P_{ij}^2 = P_{jj}`, so :math:`\mathbb E_v[\mathrm{ISR}_j \mid K] = 1/P_{jj} - 1`.
     For Gaussian keys the leverage :math:`P_{jj}` is :math:`\mathrm{Beta}(d/2, (n-d)/2)`, whose
     :math:`\mathbb E\, 1/P_{jj} = (n-2)/(d-2)`. For unit keys this returns the Gaussian approximation
     :math:`(n - d)/d`: a unit query against Gaussian other keys, for which :math:`1/\mathrm{ISR}_j = k_j^\top B^{-1} k_j`
@@ -630,6 +630,24 @@ def _isr_softmax(d_key: int, n_memories: int, keys: str, *, beta: float | None =
         return 0.0
     log_isr = math.log(n_memories - 1) + _log_softmax(d_key, beta, keys)    # in logarithms: e^(-2 beta) M underflows
     return math.exp(log_isr) if log_isr < 709.0 else math.inf               # beyond float64's range
+
+
+def softmax_moment_limit(d_key: int, moment: int = 2) -> float:
+    r"""The inverse temperature below which the softmax store's ISR with Gaussian keys has a finite moment of order ``moment``.
+
+    One other memory contributes :math:`e^{2\beta(c_i - c_j)}`. Given :math:`R = \lVert k_j \rVert^2`, its ``moment``-th
+    power :math:`p` has mean :math:`\mathbb E\, e^{2p\beta c_i} e^{-2p\beta R} = e^{(2p^2\beta^2/d - 2p\beta) R}`, and with
+    :math:`R = \chi^2_d/d` this is finite exactly when :math:`2p^2\beta^2/d - 2p\beta < d/2`, that is
+    :math:`p\beta < d(1 + \sqrt 2)/2`. The limit is therefore :math:`d(1 + \sqrt 2)/(2p)`. At ``moment`` 1 the mean
+    ISR itself becomes infinite (:func:`isr`); a normal standard error of the mean needs a finite variance,
+    ``moment`` 2. On the sphere every moment is finite.
+
+    >>> softmax_moment_limit(8, 1) == 4 * (1 + math.sqrt(2))
+    True
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    moment = _validate.positive_int("moment", moment)
+    return d_key * (1 + math.sqrt(2)) / (2 * moment)
 
 
 ISR_FORMULAS.update({"least_squares": _isr_least_squares, "relu": _isr_relu, "relu2": _isr_relu2,

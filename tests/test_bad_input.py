@@ -506,6 +506,7 @@ spec(theory.isr_variance, lambda: {"store": "hebbian", "d_key": 4, "n_memories":
 CASES += each(theory.isr_variance, "store", (("softmax", "no-variance"),))
 spec(theory.capacity, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("threshold", "beta"),
      options=("store", "keys"), ints=("d_key",))
+spec(theory.softmax_moment_limit, lambda: {"d_key": 8, "moment": 2}, ints=("d_key", "moment"))
 spec(theory.isr_crossing, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("beta",),
      options=("store", "keys"), ints=("d_key",))
 CASES += each(theory.isr_crossing, "store", (("least_squares", "not-linear"),))

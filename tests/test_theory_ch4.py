@@ -239,3 +239,12 @@ def test_logn_and_yarn_scalings():
 def test_bad_arguments(call, error, param):
     with pytest.raises(error, match=param):
         call()
+
+
+@pytest.mark.parametrize("d", [4, 8, 16, 64])
+def test_the_gaussian_key_softmax_isr_is_infinite_beyond_its_first_moment_limit(d):
+    limit = theory.softmax_moment_limit(d, 1)
+    assert math.isfinite(theory.isr("softmax", d, 8, keys="gaussian", beta=limit * 0.999))
+    assert theory.isr("softmax", d, 8, keys="gaussian", beta=limit * 1.001) == math.inf
+    # the p-th moment's limit is the first one's over p
+    assert theory.softmax_moment_limit(d, 2) == pytest.approx(limit / 2)
