@@ -329,6 +329,59 @@ def build(store: str, keys: torch.Tensor, values: torch.Tensor, **params):
     return STORES[store](keys, values, **params)
 
 
+def linear_read_isr(keys: torch.Tensor, read: torch.Tensor) -> torch.Tensor:
+    r"""The item-averaged ISR, over values uniform on the sphere, of the linear read ``read`` :math:`A` ``[..., d_k, n]``.
+
+    Queried with its stored key :math:`k_j`, a linear store weighs memory :math:`i` by :math:`(k_j A)_i`; with
+    :math:`M = K A` the mean ISR of item :math:`j` over the values is :math:`\sum_{i \ne j} M_{ji}^2 / M_{jj}^2`
+    (chapter 4's lemma on the values). :math:`A = K^\top` is the Hebbian store, :math:`A = K^+` least squares.
+    Returns ``[...]``: the mean over the :math:`n` items.
+
+    >>> keys = torch.eye(3, dtype=torch.float64)
+    >>> linear_read_isr(keys, keys.T)          # orthonormal keys: no crosstalk
+    tensor(0., dtype=torch.float64)
+    """
+    if not isinstance(keys, torch.Tensor) or not keys.is_floating_point() or keys.dim() < 2:
+        raise TypeError(f"keys must be a floating tensor [..., n, d_k], got {keys!r:.60}")
+    if not isinstance(read, torch.Tensor) or read.shape[-2:] != keys.shape[-1:] + keys.shape[-2:-1]:
+        raise ValueError(f"read must be a tensor [..., d_k, n] = [..., {keys.shape[-1]}, {keys.shape[-2]}], got "
+                         f"{tuple(read.shape) if isinstance(read, torch.Tensor) else type(read).__name__}")
+    weights = keys @ read                                                # (..., n, n): M = K A
+    signal = torch.diagonal(weights, dim1=-2, dim2=-1)
+    return (weights.pow(2).sum(-1) / signal.pow(2) - 1).mean(-1)
+
+
+def optimal_linear_read(keys: torch.Tensor, *, steps: int = 20) -> tuple[torch.Tensor, torch.Tensor]:
+    """The linear read :math:`A` ``[..., d_k, n]`` with the least item-averaged ISR for ``keys`` ``[..., n, d_k]``, found numerically.
+
+    Minimises :func:`linear_read_isr` by L-BFGS from the least-squares read :math:`K^+`, every key set at
+    once (their objectives are separate), for ``steps`` rounds of at most 500 iterations. Returns the
+    read and its ISR ``[...]``. Use float64: the optimum is where the ISR's gradient vanishes, which
+    float32 cannot resolve finely.
+
+    >>> keys = torch.nn.functional.normalize(torch.randn(2, 8, 4, dtype=torch.float64), dim=-1)
+    >>> read, isr = optimal_linear_read(keys)   # isr ~ 8/4 - 1 = 1 for each set: the bound is attained
+    """
+    if not isinstance(keys, torch.Tensor) or not keys.is_floating_point() or keys.dim() < 2:
+        raise TypeError(f"keys must be a floating tensor [..., n, d_k], got {keys!r:.60}")
+    steps = _validate.positive_int("steps", steps)
+    read = torch.linalg.pinv(keys).detach().requires_grad_(True)
+    optimiser = torch.optim.LBFGS([read], max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15,
+                                  line_search_fn="strong_wolfe")
+
+    def objective():
+        optimiser.zero_grad()
+        loss = linear_read_isr(keys, read).sum()
+        loss.backward()
+        return loss
+
+    with torch.enable_grad():
+        for _ in range(steps):
+            optimiser.step(objective)
+    read = read.detach()
+    return read, linear_read_isr(keys, read)
+
+
 class IsrMeasurement(NamedTuple):
     """The result of :func:`measure_isr`.
 

@@ -632,6 +632,22 @@ def _isr_softmax(d_key: int, n_memories: int, keys: str, *, beta: float | None =
     return math.exp(log_isr) if log_isr < 709.0 else math.inf               # beyond float64's range
 
 
+def linear_isr_bound(d_key: int, n_memories: int) -> float:
+    r"""The least item-averaged ISR of any linear store of ``n_memories`` memories with keys in ``d_key`` dimensions: :math:`\max(0, n/d - 1)`.
+
+    A linear read weighs memory :math:`i` by :math:`(q A)_i`. For the stored keys :math:`M = K A` has rank at
+    most :math:`d`; divided row by row by its diagonal it has trace :math:`n`, and the mean ISR over unit
+    values is :math:`(\lVert \tilde M \rVert_F^2 - n)/n \ge ((\operatorname{tr} \tilde M)^2/d - n)/n = n/d - 1`
+    (Cauchy-Schwarz on the singular values). Chapter 4 finds it attained; its capacity is :math:`2d`.
+
+    >>> linear_isr_bound(16, 32)
+    1.0
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    return max(0.0, n_memories / d_key - 1)
+
+
 def softmax_moment_limit(d_key: int, moment: int = 2) -> float:
     r"""The inverse temperature below which the softmax store's ISR with Gaussian keys has a finite moment of order ``moment``.
 

@@ -373,6 +373,11 @@ CASES += each(stores.random_memories, "seed", ((-1, "negative"), (MISSING, "miss
 CASES += each(stores.random_memories, "dtype", ((torch.int64, "int64"),))
 spec(stores.interference_to_signal, lambda: {"memory": stores.HebbianStore(**memories()), "n_queries": 3},
      ints=("n_queries",), nonnegative=("query_noise",))
+spec(stores.linear_read_isr, lambda: {"keys": t(2, 5, 3), "read": t(2, 3, 5)})
+CASES += each(stores.linear_read_isr, "keys", (([1.0, 2.0], "list"), (t(3), "one-dimensional")))
+CASES += each(stores.linear_read_isr, "read", ((t(2, 5, 3), "transposed"), ([1.0], "list")))
+spec(stores.optimal_linear_read, lambda: {"keys": t(2, 5, 3)}, ints=("steps",))
+CASES += each(stores.optimal_linear_read, "keys", ((torch.ones(5, 3, dtype=torch.int64), "int64"),))
 spec(stores.noisy_cues, lambda: {"keys": t(2, 5, 3), "sigma": 0.5}, nonnegative=("sigma",))
 CASES += each(stores.noisy_cues, "keys", (([1.0, 2.0], "list"), (torch.ones(3, dtype=torch.int64), "int64")))
 CASES += each(stores.interference_to_signal, "n_queries", ((6, "above-n_memories"),))
@@ -506,6 +511,7 @@ spec(theory.isr_variance, lambda: {"store": "hebbian", "d_key": 4, "n_memories":
 CASES += each(theory.isr_variance, "store", (("softmax", "no-variance"),))
 spec(theory.capacity, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("threshold", "beta"),
      options=("store", "keys"), ints=("d_key",))
+spec(theory.linear_isr_bound, lambda: {"d_key": 4, "n_memories": 8}, ints=("d_key", "n_memories"))
 spec(theory.softmax_moment_limit, lambda: {"d_key": 8, "moment": 2}, ints=("d_key", "moment"))
 spec(theory.isr_crossing, lambda: {"store": "softmax", "d_key": 4, "beta": 2.0}, positive=("beta",),
      options=("store", "keys"), ints=("d_key",))

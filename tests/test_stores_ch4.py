@@ -21,7 +21,7 @@ from conftest import EXACT, PROPERTY, batch_shapes, cases, rel_err, seeds
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pavlov import claims, stores
+from pavlov import claims, stores, theory
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 F64 = {"dtype": torch.float64, "device": "cpu"}
@@ -314,3 +314,37 @@ def test_measure_capacity_refuses_an_isr_that_does_not_grow(monkeypatch):
     monkeypatch.setattr(stores, "measure_isr", lambda *args, **kwargs: flat)
     with pytest.raises(ValueError, match="did not grow"):
         stores.measure_capacity("relu", 8, around=17, trials=2)
+
+
+# --- the optimal linear store ---
+
+def unit_keys(sets, n, d, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.nn.functional.normalize(torch.randn(sets, n, d, dtype=torch.float64, generator=gen), dim=-1)
+
+
+def test_linear_read_isr_of_hebbian_and_least_squares_reads():
+    keys = unit_keys(3, 10, 4)
+    overlaps = keys @ keys.transpose(-1, -2)
+    hebbian = (overlaps.pow(2).sum(-1) - 1).mean(-1)      # sum over i != j of c_ij^2, unit keys
+    assert torch.allclose(stores.linear_read_isr(keys, keys.transpose(-1, -2)), hebbian)
+    hat = keys @ torch.linalg.pinv(keys)                    # P = K K^+: E_v ISR_j = 1/P_jj - 1
+    leverage = torch.diagonal(hat, dim1=-2, dim2=-1)
+    assert torch.allclose(stores.linear_read_isr(keys, torch.linalg.pinv(keys)), (1 / leverage - 1).mean(-1))
+
+
+@pytest.mark.parametrize("n, d", [(8, 4), (12, 4), (16, 8)])
+def test_the_optimal_linear_read_attains_the_bound_and_least_squares_does_not(n, d):
+    keys = unit_keys(4, n, d, seed=n)
+    _, optimal = stores.optimal_linear_read(keys)
+    bound = theory.linear_isr_bound(d, n)
+    assert torch.allclose(optimal, torch.full_like(optimal, bound), atol=1e-8)
+    least_squares = stores.linear_read_isr(keys, torch.linalg.pinv(keys))
+    assert (least_squares > bound + 1e-4).all()
+
+
+def test_no_linear_read_beats_the_bound():
+    # random reads, far from optimal, never go below n/d - 1
+    keys = unit_keys(200, 12, 4, seed=1)
+    reads = torch.randn(200, 4, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    assert (stores.linear_read_isr(keys, reads) >= theory.linear_isr_bound(4, 12) - 1e-12).all()
