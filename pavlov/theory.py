@@ -182,15 +182,16 @@ def norm_rescaling_change(scale: float, eps: float, mean_square: float) -> float
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "bfloat16": 2.0**-8, "float16": 2.0**-11}
 
 
-def rounding_bound(depth: int, precision="float64") -> float:
-    r"""Relative rounding error expected of outputs that each accumulate ``depth`` terms: :math:`n u`.
+def rounding_scale(depth: int, precision="float64") -> float:
+    r"""The rounding scale :math:`n u`: the relative rounding error expected of outputs that each accumulate ``depth`` terms.
 
-    A sum of :math:`n` rounded terms errs by about :math:`\sqrt n\, u \sum_j |x_j|` (rounding errors
+    A heuristic, not a bound (the worst case, :math:`\gamma_n \sum_j |x_j| / |\sum_j x_j|` with
+    :math:`\gamma_n = nu/(1 - nu)`, depends on the data's cancellation). A sum of :math:`n` rounded terms errs by about :math:`\sqrt n\, u \sum_j |x_j|` (rounding errors
     add like a random walk); terms of random sign cancel to :math:`|\sum_j x_j| \approx \sum_j |x_j| /
     \sqrt n`, so the relative error is about :math:`n u`, with :math:`u` the unit roundoff of
     ``precision`` (a name such as ``"float64"`` or a ``torch`` dtype). Terms of one sign do better.
 
-    >>> rounding_bound(1000, "float64")
+    >>> rounding_scale(1000, "float64")
     1.1102230246251565e-13
     """
     depth = _validate.positive_int("depth", depth)

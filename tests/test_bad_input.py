@@ -499,8 +499,8 @@ spec(theory.attention_cost, lambda: {"form": "chunkwise", "T": 10, "d_k": 4, "d_
      ints=("T", "d_k", "d_v", "chunk_size"), options=("form",))
 spec(theory.norm_rescaling_change, lambda: {"scale": 2.0, "eps": 1e-6, "mean_square": 1.0},
      positive=("scale", "mean_square"), nonnegative=("eps",))
-spec(theory.rounding_bound, lambda: {"depth": 10, "precision": "float32"}, ints=("depth",), options=("precision",))
-CASES += each(theory.rounding_bound, "precision", ((torch.int64, "int64"),))
+spec(theory.rounding_scale, lambda: {"depth": 10, "precision": "float32"}, ints=("depth",), options=("precision",))
+CASES += each(theory.rounding_scale, "precision", ((torch.int64, "int64"),))
 STORE_NAMES = {"options": ("store", "keys"), "ints": ("d_key", "n_memories")}
 spec(theory.isr, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "beta": 2.0}, positive=("beta",),
      **STORE_NAMES)

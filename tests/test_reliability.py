@@ -247,7 +247,7 @@ def test_softmax_store_large_beta_is_finite_and_keeps_the_signal(d, beta):
     retrieved, weight = memory.read(keys[:, :m].float(), targets)
     isr, _ = stores.interference_to_signal(memory, m)
     assert torch.isfinite(retrieved).all() and torch.isfinite(weight).all() and torch.isfinite(isr).all()
-    bound = 2 * memory.beta * theory.rounding_bound(d, "float32") + theory.rounding_bound(n, "float32")
+    bound = 2 * memory.beta * theory.rounding_scale(d, "float32") + theory.rounding_scale(n, "float32")
     assert rel_err(reference, retrieved) <= bound
     assert rel_err(ref_weight, weight) <= bound
     if beta == 100.0:
@@ -282,8 +282,8 @@ def test_decay_next_to_one_agrees_across_forms_and_with_hebbian(gamma, dtype, de
     chunkwise = rules.decay(q, k, v, gamma=gamma, chunk_size=64)[0]
     assert torch.isfinite(recurrent).all() and torch.isfinite(chunkwise).all()
     # each output accumulates up to T outer products into the state and d_k more in the product with the
-    # query; each form errs by at most the rounding bound of that depth
-    rounding = theory.rounding_bound(DECAY_LENGTH + DECAY_DIM, dtype)
+    # query; each form errs by at most the rounding scale of that depth
+    rounding = theory.rounding_scale(DECAY_LENGTH + DECAY_DIM, dtype)
     assert rel_err(recurrent, chunkwise) <= 2 * rounding
     # the decay weighs a pair written a steps ago by gamma^a >= 1 - a (1 - gamma): within T (1 - gamma) of
     # Hebbian, with gamma as the dtype holds it (1 - 1e-9 is 1 in float32)
@@ -299,8 +299,8 @@ def test_decay_next_to_one_agrees_across_forms_and_with_hebbian(gamma, dtype, de
 # output, at most 4 roundings of relative size <= u. A condition factor g multiplies them: the kernel
 # (c^p) turns a relative overlap error into p times as much, the softmax (e^(beta c)) an absolute logit
 # error beta |c| u into a relative weight error, and least squares amplifies by the condition number of
-# the keys. The float32 sums of `depth` terms add rounding_bound(depth, float32). So the error must stay
-# below 4 g u + rounding_bound(depth, float32) at both sizes, and must not grow by more than 2x when the
+# the keys. The float32 sums of `depth` terms add rounding_scale(depth, float32). So the error must stay
+# below 4 g u + rounding_scale(depth, float32) at both sizes, and must not grow by more than 2x when the
 # size grows 16x: float32 sums keep it nearly constant (at most 1.5x here: their share is <= 0.5 u at
 # 4096 terms), while a sum kept in half precision grows like sqrt(size), 4x.
 
@@ -354,7 +354,7 @@ def _half_errors(run, inputs, dtype, names) -> list[float] | None:
 def _check_half(errors, dtype, condition):
     u = theory.UNIT_ROUNDOFF[str(dtype).removeprefix("torch.")]
     for size, error in zip(HALF_SIZES, errors):
-        assert error <= 4 * condition * u + theory.rounding_bound(size, "float32"), f"{error / u:.2f} u at {size}"
+        assert error <= 4 * condition * u + theory.rounding_scale(size, "float32"), f"{error / u:.2f} u at {size}"
     assert errors[1] <= GROWTH * errors[0], f"{errors[0] / u:.2f} u -> {errors[1] / u:.2f} u"
 
 

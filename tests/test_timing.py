@@ -114,17 +114,6 @@ def test_validates_callables():
         time_calls({"a": lambda: None, "b": "not callable"})
 
 
-@pytest.mark.parametrize("form", ["recurrent", "parallel", "chunkwise"])
-@pytest.mark.parametrize("T, d_k, d_v, chunk", [(1, 3, 2, 4), (37, 5, 3, 8), (64, 8, 8, 16), (100, 4, 6, 64)])
-def test_multiply_adds_of_each_form_of_linear_attention_are_its_cost(form, T, d_k, d_v, chunk):
-    # the count of the code as it runs equals the formula written from the three forms' definitions
-    from pavlov import theory
-    from pavlov.attention import linear_attention
-    counted = timing.multiply_adds(linear_attention, ((2, T, d_k), (2, T, d_k), (2, T, d_v)), form=form,
-                                   chunk_size=chunk)
-    assert counted == 2 * theory.attention_cost(form, T, d_k, d_v, chunk)   # a batch of two heads
-
-
 def test_multiply_adds_ignores_elementwise_work_and_computes_nothing():
     assert timing.multiply_adds(lambda a, b: (a * b).exp(), ((1000, 1000), (1000, 1000))) == 0
     assert timing.multiply_adds(torch.bmm, ((5, 2, 3), (5, 3, 4))) == 5 * 2 * 3 * 4
