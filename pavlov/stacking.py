@@ -33,6 +33,9 @@ of two ways (:data:`READOUTS`):
   It is an oracle that knows which head to trust; no circuit reads its heads that way.
 
 A hop fails when the layer's item is not the associate of its input, and a chain when any hop fails.
+Without the clean-up (``cleanup=False``) each head's retrieval, signal and crosstalk together, is
+passed on through the exact linear map from the hop's value codes to the next hop's key codes, and
+the chain fails at depth :math:`l` when the item decoded there is not the start item's associate.
 :func:`run_chain` computes the chain store by store; :func:`reference_chain` runs the literal stack
 (:class:`ConditioningStack`, :func:`chain_stack`) on the token sequence (:func:`chain_sequence`) and must agree.
 """
@@ -165,16 +168,22 @@ class ChainRun(NamedTuple):
     items: torch.Tensor
     head_items: torch.Tensor
     retrieved: torch.Tensor
+    cleanup: bool = True
+
+    @property
+    def _associates(self) -> torch.Tensor:
+        # item i's associate at every level is item i: with the clean-up, the layer's input; without, the start
+        return self.items[:, :-1] if self.cleanup else self.items[:, :1].expand(-1, self.items.shape[1] - 1)
 
     @property
     def head_failed(self) -> torch.Tensor:
         """``[B, L, H]``: head ``h`` of layer ``l`` decoded an item other than the associate of the layer's input."""
-        return self.head_items != self.items[:, :-1, None]
+        return self.head_items != self._associates[..., None]
 
     @property
     def layer_failed(self) -> torch.Tensor:
-        """``[B, L]``: the layer passed on an item other than the associate of its input."""
-        return self.items[:, 1:] != self.items[:, :-1]
+        """``[B, L]``: the layer passed on (without the clean-up: decoded) an item other than the associate."""
+        return self.items[:, 1:] != self._associates
 
 
 def _check_code_shape(codes: torch.Tensor) -> None:
@@ -226,14 +235,17 @@ def run_chain(codes: torch.Tensor, start: torch.Tensor, *, readout: str = "sum")
     return _run_chain(((hop[:, 0], hop[:, 1]) for hop in codes.unbind(1)), start, readout)
 
 
-def _run_chain(hops: Iterable[tuple[torch.Tensor, torch.Tensor]], start: torch.Tensor, readout: str) -> ChainRun:
+def _run_chain(hops: Iterable[tuple[torch.Tensor, torch.Tensor]], start: torch.Tensor, readout: str,
+               cleanup: bool = True) -> ChainRun:
     """:func:`run_chain` on the hops' ``(keys, values)``, each ``[B, H, n, d_k]``, taken one by one from an
     iterable, without the input checks, whose scan of every code would cost more than the run."""
     trials = torch.arange(start.shape[0], device=start.device)
     items, head_items, retrieved = [start], [], []
-    for keys, values in hops:
-        keys, values, current = keys.contiguous(), values.contiguous(), items[-1]      # (B, H, n, d_k), (B,)
-        query = keys[trials, :, current]                                                # (B, H, d_k)
+    hops = iter(hops)
+    hop = next(hops, None)
+    query = None if hop is None else hop[0][trials, :, start]                          # (B, H, d_k)
+    while hop is not None:
+        keys, values = (x.contiguous() for x in hop)                                    # (B, H, n, d_k)
         # the Hebbian store read as r = (q K^T) V, without forming S = K^T V: n d_k operations, not n d_k^2;
         # matrix-vector products, since batched products of tiny matrices are slow on a CPU
         overlaps = (keys @ query[..., None]).squeeze(-1)                                # k_i . q, (B, H, n)
@@ -241,8 +253,15 @@ def _run_chain(hops: Iterable[tuple[torch.Tensor, torch.Tensor]], start: torch.T
         scores = (values @ r[..., None]).squeeze(-1)                                    # r . v_j, (B, H, n)
         head_items.append(scores.argmax(-1))
         retrieved.append(r)
-        items.append(_decode(scores, head_items[-1], current, readout))
-    return ChainRun(torch.stack(items, 1), torch.stack(head_items, 1), torch.stack(retrieved, 1))
+        items.append(_decode(scores, head_items[-1], items[-1] if cleanup else start, readout))
+        hop = next(hops, None)
+        if hop is None:
+            break
+        if cleanup:                                  # the next layer queries the clean item
+            query = hop[0][trials, :, items[-1]]
+        else:                                        # v_i -> k_i of the next hop, exactly (n <= d_k), applied to r
+            query = ((r[..., None, :] @ torch.linalg.pinv(values)) @ hop[0]).squeeze(-2)
+    return ChainRun(torch.stack(items, 1), torch.stack(head_items, 1), torch.stack(retrieved, 1), cleanup)
 
 
 def chain_codes(trials: int, n_memories: int, d_key: int, *, heads: int, layers: int, seed: int | None = None,
@@ -275,6 +294,7 @@ class ChainMeasurement(NamedTuple):
     layer_failed: torch.Tensor
     readout: str
     seed: int
+    cleanup: bool = True
 
     @staticmethod
     def _rate(failed: torch.Tensor) -> tuple[float, float]:
@@ -290,15 +310,20 @@ class ChainMeasurement(NamedTuple):
         return self._rate(self.layer_failed)
 
     def chain_error(self, layers: int | None = None) -> tuple[float, float]:
-        """The fraction of chains in which one of the first ``layers`` hops (default: all) fails, and its s.e."""
+        """The fraction of chains that fail within the first ``layers`` hops (default: all), and its s.e.
+
+        With the clean-up a chain fails when any of those hops fails; without it, when the item decoded
+        at depth ``layers`` is wrong.
+        """
         layers = self.layer_failed.shape[1] if layers is None else _validate.positive_int("layers", layers)
         if layers > self.layer_failed.shape[1]:
             raise ValueError(f"layers must be at most the {self.layer_failed.shape[1]} measured, got {layers}")
-        return self._rate(self.layer_failed[:, :layers].any(1, keepdim=True))
+        failed = self.layer_failed[:, :layers] if self.cleanup else self.layer_failed[:, layers - 1:layers]
+        return self._rate(failed.any(1, keepdim=True))
 
 
 def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trials: int, readout: str = "sum",
-                  seed: int | None = None, device=None, dtype=None) -> ChainMeasurement:
+                  seed: int | None = None, device=None, dtype=None, cleanup: bool = True) -> ChainMeasurement:
     r"""Count the failing heads, layers and chains of ``trials`` independent chains (:func:`run_chain`).
 
     Each chain draws a uniformly random start item and fresh codes, hop by hop as it reaches them
@@ -310,6 +335,9 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
         n_memories: associations per head's store, :math:`n`; d_key: code dimension :math:`d_k` (at least 2:
             in one dimension the unit codes are :math:`\pm 1` and decoding ties).
         heads, layers: :math:`H` and :math:`L`; trials: at least 2; readout: ``"sum"`` or ``"any"``.
+        cleanup: decode each layer's output to the nearest item before the next layer (the default), or
+            pass the retrieval on through the exact linear map to the next hop's key codes, which needs
+            :math:`n \le d_k` and the ``"sum"`` readout.
 
     >>> m = measure_chain(16, 16, heads=2, layers=4, trials=1000, seed=0, device="cpu")
     >>> p, se = m.head_error()                          # about 0.1
@@ -323,6 +351,13 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
     if trials < 2:
         raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
     _validate.option("readout", readout, READOUTS)
+    if not isinstance(cleanup, bool):
+        raise TypeError(f"cleanup must be True or False, got {cleanup!r}")
+    if not cleanup and n_memories > d_key:
+        raise ValueError(f"n_memories must be at most d_key = {d_key} without the clean-up (the map from one "
+                         f"hop's value codes to the next hop's keys is exact only then), got {n_memories}")
+    if not cleanup and readout != "sum":
+        raise ValueError(f"readout must be 'sum' without the clean-up (no layer passes on an item), got {readout!r}")
     device, dtype = resolve(device, dtype)
     seed = runtime.seed_or_fresh(seed)
     gen = runtime.generator(seed, device)
@@ -333,10 +368,10 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
         start = torch.randint(n_memories, (size,), generator=gen, device=device)
         hops = (random_stimuli(2, size, heads, n_memories, d_key, generator=gen, device=device, dtype=dtype)
                 for _ in range(layers))                             # keys and values, drawn as the chain reaches them
-        run = _run_chain(hops, start, readout)
+        run = _run_chain(hops, start, readout, cleanup)
         head_failed.append(run.head_failed)
         layer_failed.append(run.layer_failed)
-    return ChainMeasurement(torch.cat(head_failed), torch.cat(layer_failed), readout, seed)
+    return ChainMeasurement(torch.cat(head_failed), torch.cat(layer_failed), readout, seed, cleanup)
 
 
 # --- The literal stack that runs the chain task ---

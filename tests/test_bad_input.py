@@ -465,7 +465,10 @@ spec(stacking.measure_chain, lambda: {"n_memories": 3, "d_key": 4, "heads": 2, "
 CASES += (each(stacking.measure_chain, "d_key", ((1, "one"),))
           + each(stacking.measure_chain, "trials", ((1, "one-trial"),))
           + each(stacking.measure_chain, "seed", ((-1, "negative"),))
-          + each(stacking.measure_chain, "dtype", ((torch.int64, "int64"),)))
+          + each(stacking.measure_chain, "dtype", ((torch.int64, "int64"),))
+          + each(stacking.measure_chain, "cleanup", ((1, "int"), ("no", "str"))))
+CASES += [bad(stacking.measure_chain, {"cleanup": False, "n_memories": 5}, "n_memories", "above-d_key-without-cleanup"),
+          bad(stacking.measure_chain, {"cleanup": False, "readout": "any"}, "readout", "any-without-cleanup")]
 FAILED = torch.zeros(2, 2, 2, dtype=torch.bool)
 spec(stacking.ChainMeasurement.chain_error,
      lambda: {"self": stacking.ChainMeasurement(FAILED, FAILED[..., 0], "sum", 0), "layers": 1}, ints=("layers",))

@@ -309,3 +309,20 @@ def test_layers_fail_independently():
     first, second = m.layer_failed[:, 0].double(), m.layer_failed[:, 1].double()
     both, se = pv.stats.mean_and_se(first * second)
     assert abs(both.item() - first.mean().item() * second.mean().item()) < pv.claims.tolerance(se)
+
+
+# --- without the clean-up ---
+
+def test_without_the_cleanup_the_first_hop_is_the_same_and_errors_compound_after_it():
+    kwargs = dict(heads=1, layers=3, trials=4000, seed=11, device="cpu")
+    clean, raw = (stacking.measure_chain(4, 8, cleanup=c, **kwargs) for c in (True, False))
+    assert torch.equal(clean.layer_failed[:, 0], raw.layer_failed[:, 0])     # same codes, same first read
+    (c2, c2_se), (r2, r2_se) = clean.chain_error(2), raw.chain_error(2)
+    assert r2 - c2 > 5 * math.hypot(c2_se, r2_se)                            # crosstalk is passed on
+
+
+def test_without_the_cleanup_a_single_association_passes_through_every_layer_exactly():
+    # one association per hop: no crosstalk, and the map v -> next key is exact, so nothing ever fails
+    m = stacking.measure_chain(1, 4, heads=2, layers=6, trials=50, seed=0, device="cpu", dtype=torch.float64,
+                               cleanup=False)
+    assert not m.layer_failed.any()
