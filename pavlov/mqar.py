@@ -272,9 +272,30 @@ class Geometry(NamedTuple):
         off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
         return (overlaps[off].pow(2).mean() / overlaps.diagonal().pow(2).mean()).item()
 
+    @staticmethod
+    def coherence(overlaps: torch.Tensor) -> float:
+        """The largest off-diagonal overlap in units of its row's signal, :math:`\max_{a \ne b} |M_{ab}| / |M_{aa}|`."""
+        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
+        return (overlaps.abs() / overlaps.diagonal().abs()[:, None])[off].max().item()
+
+    @staticmethod
+    def fourth_moment(overlaps: torch.Tensor) -> float:
+        """Mean fourth power of the off-diagonal overlaps over the mean fourth power of the diagonal: :math:`3/(d(d+2))` for
+        random unit vectors. Two frames with one mean square can differ here, and in their coherence."""
+        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
+        return (overlaps[off].pow(4).mean() / overlaps.diagonal().pow(4).mean()).item()
+
     @property
     def key_overlap(self) -> float:
         return self.crosstalk(self.keys)
+
+    @property
+    def key_coherence(self) -> float:
+        return self.coherence(self.keys)
+
+    @property
+    def key_fourth_moment(self) -> float:
+        return self.fourth_moment(self.keys)
 
     @property
     def value_overlap(self) -> float:
@@ -340,14 +361,22 @@ def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, st
 
 
 def accuracy_curve(runs: list[Run], layer: str, d_key: int) -> tuple[list[int], torch.Tensor, torch.Tensor]:
-    """Numbers of pairs, mean accuracy and its standard error over the test sequences of every seed's model."""
+    """Numbers of pairs, mean accuracy over the seeds' models and its standard error over those models.
+
+    Each model's accuracy is its mean over the test sequences; the standard error is over training runs,
+    since a claim about what training finds must carry the spread of training. With one seed the
+    standard error is over that model's test sequences instead, which says nothing about training.
+    """
     if not isinstance(runs, (list, tuple)) or not all(isinstance(run, Run) for run in runs):
         raise TypeError(f"runs must be a list of pavlov.mqar.Run, got {type(runs).__name__}")
     chosen = [run for run in runs if run.layer == layer and run.d_key == d_key]
     if not chosen:
         raise ValueError(f"runs hold no model with layer={layer!r} and d_key={d_key}")
     pairs = list(chosen[0].accuracy)
-    mean, se = zip(*(stats.mean_and_se(torch.cat([run.accuracy[n] for run in chosen])) for n in pairs))
+    if len(chosen) == 1:
+        mean, se = zip(*(stats.mean_and_se(chosen[0].accuracy[n]) for n in pairs))
+    else:
+        mean, se = zip(*(stats.mean_and_se(torch.stack([run.accuracy[n].mean() for run in chosen])) for n in pairs))
     return pairs, torch.stack(mean), torch.stack(se)
 
 

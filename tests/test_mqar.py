@@ -130,6 +130,17 @@ def test_geometry():
     x = torch.nn.functional.normalize(torch.randn(2000, 10, generator=pv.generator(1, CPU)), dim=-1)
     assert mqar.Geometry.crosstalk(x @ x.T) * 10 == pytest.approx(1.0, abs=0.02)
     assert mqar.Geometry.crosstalk(torch.ones(3, 3) + torch.eye(3)) == pytest.approx(0.25)   # off 1 over diagonal 2, squared
+    assert mqar.Geometry.fourth_moment(x @ x.T) * 10 * 12 / 3 == pytest.approx(1.0, abs=0.05)  # 3 / (d (d + 2))
+
+
+def test_one_mean_square_two_coherences():
+    # four copies of an orthonormal basis sit at the mean-square Welch bound, yet pairs overlap fully
+    d, copies = 4, 4
+    frame = torch.eye(d, dtype=torch.float64).repeat(copies, 1)                  # N = 16 unit vectors
+    gram = frame @ frame.T
+    n = d * copies
+    assert mqar.Geometry.crosstalk(gram) == pytest.approx((n - d) / (d * (n - 1)))
+    assert mqar.Geometry.coherence(gram) == 1.0
 
 
 def test_experiment_and_accuracy_curve():
@@ -138,6 +149,9 @@ def test_experiment_and_accuracy_curve():
     assert [(r.layer, r.seed) for r in runs] == [("hebbian", 0), ("hebbian", 1), ("delta", 0), ("delta", 1)]
     pairs, mean, se = mqar.accuracy_curve(runs, "delta", 4)
     assert pairs == [1, 2, 4] and mean.shape == se.shape == (3,)
+    # over training runs: the mean and standard error of the two models' own means
+    per_model = torch.stack([torch.stack([r.accuracy[n].mean() for n in pairs]) for r in runs if r.layer == "delta"])
+    assert torch.allclose(mean, per_model.mean(0)) and torch.allclose(se, per_model.std(0) / math.sqrt(2))
     with pytest.raises(ValueError, match="layer"):
         mqar.accuracy_curve(runs, "softmax", 4)
 
