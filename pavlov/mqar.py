@@ -267,23 +267,24 @@ class Geometry(NamedTuple):
     values: torch.Tensor   # [n_values, n_values]: cosines between the values written for value tokens
 
     @staticmethod
-    def crosstalk(overlaps: torch.Tensor) -> float:
+    def _off_diagonal(overlaps: torch.Tensor) -> torch.Tensor:
+        return ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
+
+    @classmethod
+    def crosstalk(cls, overlaps: torch.Tensor) -> float:
         """Mean squared off-diagonal overlap over the mean squared diagonal one: :math:`1/d` for random unit vectors."""
-        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
-        return (overlaps[off].pow(2).mean() / overlaps.diagonal().pow(2).mean()).item()
+        return (overlaps[cls._off_diagonal(overlaps)].pow(2).mean() / overlaps.diagonal().pow(2).mean()).item()
 
-    @staticmethod
-    def coherence(overlaps: torch.Tensor) -> float:
-        """The largest off-diagonal overlap in units of its row's signal, :math:`\max_{a \ne b} |M_{ab}| / |M_{aa}|`."""
-        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
-        return (overlaps.abs() / overlaps.diagonal().abs()[:, None])[off].max().item()
+    @classmethod
+    def coherence(cls, overlaps: torch.Tensor) -> float:
+        r"""The largest off-diagonal overlap in units of its row's signal, :math:`\max_{a \ne b} |M_{ab}| / |M_{aa}|`."""
+        return (overlaps.abs() / overlaps.diagonal().abs()[:, None])[cls._off_diagonal(overlaps)].max().item()
 
-    @staticmethod
-    def fourth_moment(overlaps: torch.Tensor) -> float:
+    @classmethod
+    def fourth_moment(cls, overlaps: torch.Tensor) -> float:
         """Mean fourth power of the off-diagonal overlaps over the mean fourth power of the diagonal: :math:`3/(d(d+2))` for
         random unit vectors. Two frames with one mean square can differ here, and in their coherence."""
-        off = ~torch.eye(overlaps.shape[0], dtype=torch.bool, device=overlaps.device)
-        return (overlaps[off].pow(4).mean() / overlaps.diagonal().pow(4).mean()).item()
+        return (overlaps[cls._off_diagonal(overlaps)].pow(4).mean() / overlaps.diagonal().pow(4).mean()).item()
 
     @property
     def key_overlap(self) -> float:
