@@ -53,7 +53,7 @@ from .attention import linear_attention
 from .maps import NORMS
 from .maps import feature_map as _feature_map
 from .runtime import resolve
-from .stats import mean_and_se
+from .stats import golden_section_min, mean_and_se
 from .stimuli import random_stimuli
 
 READOUTS = ("sum", "any")
@@ -548,11 +548,6 @@ def cramer_rate(margins: torch.Tensor, *, iterations: int = 100) -> CramerRate:
     low, high = 0.0, 1.0 / samples.abs().mean().item()
     while log_mgf(2 * high) < log_mgf(high):        # the minimum lies below 2 * high once the function rises
         low, high = high, 2 * high
-    high *= 2
-    golden = (math.sqrt(5) - 1) / 2
-    for _ in range(iterations):
-        a, b = high - golden * (high - low), low + golden * (high - low)
-        low, high = (low, b) if log_mgf(a) <= log_mgf(b) else (a, high)
-    tilt = (low + high) / 2
+    tilt = golden_section_min(log_mgf, low, 2 * high, iterations=iterations)
     mean, se = mean_and_se(torch.exp(-tilt * margins.double()).mean(1))
     return CramerRate(math.exp(log_mgf(tilt)), se.item(), tilt)

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from . import _validate
+from . import _validate, stats
 
 
 # --- Chapter 1: the conditioning circuit ---
@@ -909,20 +909,32 @@ def decay_horizon(*, gamma: float, d: int, length: int | None = None) -> float:
     return math.log((1 + 1 / d) / interference) / (2 * math.log(1 / gamma))
 
 
-def optimal_decay(d: int) -> tuple[float, float]:
+def optimal_decay(d: int, *, exact: bool = False) -> tuple[float, float]:
     r"""The forgetting rate that retrieves the longest past in an endless stream, and that horizon.
 
     For :math:`\varepsilon = 1 - \gamma` small the horizon is :math:`\ln(2(d+1)\varepsilon) / (2\varepsilon)`;
     it peaks at :math:`\varepsilon^* = e / (2(d+1))` with horizon :math:`(d+1)/e`: the best decay memory
     recalls its last :math:`0.37\,(d+1)` pairs, for ever, where the Hebbian store recalls :math:`d+1`
-    pairs and then nothing.
+    pairs and then nothing. That is the asymptote for large ``d``; with ``exact=True`` the horizon
+    :func:`decay_horizon` itself is maximised over :math:`\gamma` (golden-section search), which at
+    ``d = 64`` is half a step shorter.
 
     >>> gamma, horizon = optimal_decay(64)
     >>> round(gamma, 4), round(horizon, 2)
     (0.9791, 23.91)
+    >>> gamma, horizon = optimal_decay(64, exact=True)
+    >>> round(gamma, 4), round(horizon, 2)
+    (0.9793, 23.41)
     """
     d = _validate.positive_int("d", d)
-    return 1 - math.e / (2 * (d + 1)), (d + 1) / math.e
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be True or False, got {exact!r}")
+    if not exact:
+        return 1 - math.e / (2 * (d + 1)), (d + 1) / math.e
+    # the horizon is positive only where (d + 1)(1 - gamma^2) > 1, and has one peak there
+    high = math.sqrt(1 - 1 / (d + 1))
+    gamma = stats.golden_section_min(lambda g: -decay_horizon(gamma=g, d=d), 1e-9, high)
+    return gamma, decay_horizon(gamma=gamma, d=d)
 
 
 def hebbian_drift(epochs_old: int, epochs_new: int, *, n_pairs: int, d: int) -> tuple[float, float, float]:

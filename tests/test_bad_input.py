@@ -182,6 +182,10 @@ spec(stats.weighted_slope, lambda: {"x": [0.0, 1.0, 2.0], "y": [1.0, 3.0, 5.0], 
 CASES += each(stats.weighted_slope, "se", (([0.1, 0.0, 0.1], "zero"), ([0.1, -1.0, 0.1], "negative"),
                                            ([0.1, NAN, 0.1], "nan"), ([0.1, 0.1], "short")))
 CASES += each(stats.weighted_slope, "x", (([0.0], "one-point"), ([[0.0, 1.0, 2.0]], "2-d")))
+spec(stats.golden_section_min, lambda: {"f": lambda x: (x - 0.3) ** 2, "low": 0.0, "high": 1.0},
+     ints=("iterations",), reals=("low", "high"))
+CASES += each(stats.golden_section_min, "f", ((0.3, "not-callable"),))
+CASES += each(stats.golden_section_min, "low", ((1.0, "equal-to-high"), (2.0, "above-high")))
 
 spec(maps.output_norm, lambda: {"r": t(4, 3), "norm": "rms", "eps": 1e-6}, tensors={"r": 1},
      nonnegative=("eps",), options=("norm",))
@@ -559,6 +563,7 @@ CASES += [bad(theory.decay_isr, {"gamma": 0.0}, "gamma", "zero"),
 spec(theory.decay_horizon, lambda: {"gamma": 0.9, "d": 8, "length": 10}, probabilities=("gamma",), ints=("d", "length"))
 CASES += each(theory.decay_horizon, "gamma", ((1.0, "one"), (0.0, "zero")))
 spec(theory.optimal_decay, lambda: {"d": 8}, ints=("d",))
+CASES += each(theory.optimal_decay, "exact", (("yes", "string"), (1, "int")))
 spec(theory.hebbian_drift, lambda: {"epochs_old": 3, "epochs_new": 4, "n_pairs": 2, "d": 8},
      nonnegative=("epochs_old", "epochs_new"), ints=("n_pairs", "d"))
 spec(theory.oja_repeated_pair, lambda: {"k": t(3), "v": t(2), "alpha": 0.1, "steps": 5},
