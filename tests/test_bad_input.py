@@ -269,9 +269,9 @@ CASES.append(bad(conditioning.store_from_pairings, {"counts": [[0, 0]] * 3, "alp
 
 RATES = {rules.hebbian: {"alpha": 0.5}, rules.decay: {"gamma": 0.9}, rules.delta: {"beta": 0.5},
          rules.gated_delta: {"gamma": 0.9, "beta": 0.5}, rules.oja: {"alpha": 0.1},
-         rules.bcm: {"alpha": 0.1, "tau": 5.0}}
+         rules.bcm: {"alpha": 0.1, "tau": 5.0}, rules.kalman: {"noise": 0.5, "drift": 0.1}}
 for rule, rates in RATES.items():
-    chunked = rule in (rules.hebbian, rules.decay, rules.delta, rules.gated_delta)
+    chunked = rule in (rules.hebbian, rules.decay, rules.delta, rules.gated_delta, rules.kalman)
     rate_names = [p for p in rates if p != "tau"]
     spec(rule, lambda rates=rates: {**qkv(), **rates}, tensors=QKV_DIMS, ints=("chunk_size",) if chunked else (),
          nonnegative=[p for p in rate_names if p != "gamma"], probabilities=[p for p in rate_names if p == "gamma"])
@@ -285,7 +285,7 @@ for rule, rates in RATES.items():
             CASES += each(rule, p, ((MISSING, "missing"),))
     if not chunked:
         CASES += each(rule, "chunk_size", ((4, "recurrent-only"),))
-    if rule is not rules.bcm:
+    if rule not in (rules.bcm, rules.kalman):     # their states are pairs
         state = t(2, 3, 2)
         CASES += each(rule, "initial_state", (
             (state.tolist(), "list"), (t(2, 3, 3), "shape"), (t(3, 2), "no-batch"), (state.to("meta"), "meta-device"),
@@ -299,6 +299,17 @@ CASES += each(rules.bcm, "initial_state", (
     ((STATE, THETA - 1), "negative-theta"), ((STATE, THETA[0]), "theta-shape"),
     ((STATE, THETA.to("meta")), "theta-meta"), ((STATE, THETA.tolist()), "theta-list"),
     ((STATE, with_value(THETA, NAN)), "theta-nan")))
+spec(rules.kalman, VALID[rules.kalman], positive=("prior",))
+COV = torch.eye(3, **F64).expand(2, 3, 3)
+CASES += each(rules.kalman, "noise", ((0.0, "zero"), (with_value(torch.full((2, 5), 0.5, **F64), 0.0), "zero-step")))
+CASES += each(rules.kalman, "prior", ((torch.tensor(1.0, **F64), "tensor"),))
+CASES += each(rules.kalman, "chunk_size", ((4, "with-drift"),))
+CASES += each(rules.kalman, "initial_state", (
+    (STATE, "not-a-pair"), ((STATE,), "one-element"), ((t(2, 3, 3), COV), "state-shape"), ((STATE, COV[0]), "P-shape"),
+    ((STATE, COV.to("meta")), "P-meta"), ((STATE, COV.tolist()), "P-list"), ((STATE, with_value(COV, NAN)), "P-nan"),
+    ((STATE, COV.float()), "P-float32")))
+CASES.append(bad(rules.kalman, {"initial_state": (STATE, -COV), "drift": 0.0, "chunk_size": 2}, "initial_state",
+                 "P-not-positive-definite"))
 
 # --- drift ---
 

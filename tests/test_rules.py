@@ -1,5 +1,6 @@
 """pavlov.rules: every write rule against its equation stepped by hand, the chunkwise form against the recurrent
-form (outputs, final states and gradients), the rules' closed forms, dtype and device, and bad input.
+form (outputs, final states and gradients), the rules' closed forms, dtype and device, and bad input; the Kalman
+rule also against least squares and in backward blocking.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pavlov as pv
-from pavlov import rules, theory
+from pavlov import phenomena, rules, theory
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 # while a misplaced decay or correction is an error of order 1.
 CHUNKED = 1e-10
 LINEAR = rules.CHUNKWISE
+PAIRED = ("bcm", "kalman")          # rules whose state is a pair: (S, theta), (S, P)
 
 
 def uniform(seed: int, *shape: int, low: float, high: float, dtype=torch.float64, device=DEVICE) -> torch.Tensor:
@@ -47,14 +49,15 @@ def reference(name, q, k, v, params, initial_state=None):
     """Outputs ``o_t = q_t S_t`` and the final state from the equations in the docstring of :mod:`pavlov.rules`.
 
     ``name`` is a rule or ``oja_source`` / ``oja_standard``; ``params`` maps each rate to a number or a
-    tensor broadcastable to ``[..., T]``, and holds ``tau`` for BCM.
+    tensor broadcastable to ``[..., T]``, and holds ``tau`` for BCM and ``prior`` for the Kalman rule,
+    whose second state ``theta`` is the covariance ``P``.
     """
     *batch, T, d_k = q.shape
     d_v = v.shape[-1]
     eye = torch.eye(d_k, dtype=q.dtype, device=q.device)
     outputs = q.new_zeros(*batch, T, d_v)
     states = q.new_zeros(*batch, d_k, d_v)
-    thetas = q.new_zeros(*batch, d_v)
+    thetas = q.new_zeros(*batch, *((d_k, d_k) if name == "kalman" else (d_v,)))
 
     def rate(key, b, t):
         value = params[key]
@@ -62,8 +65,8 @@ def reference(name, q, k, v, params, initial_state=None):
 
     for b in itertools.product(*map(range, batch)):
         if initial_state is None:
-            S, theta = q.new_zeros(d_k, d_v), q.new_zeros(d_v)
-        elif name == "bcm":
+            S, theta = q.new_zeros(d_k, d_v), params["prior"] * eye if name == "kalman" else q.new_zeros(d_v)
+        elif name in PAIRED:
             S, theta = initial_state[0][b], initial_state[1][b]
         else:
             S, theta = initial_state[b], None
@@ -86,11 +89,15 @@ def reference(name, q, k, v, params, initial_state=None):
             elif name == "bcm":
                 S = S + rate("alpha", b, t) * torch.outer(kt, vt * (vt - theta))
                 theta = theta + (vt ** 2 - theta) / params["tau"]
+            elif name == "kalman":                                                 # theta is P
+                gain = theta @ kt / (rate("noise", b, t) + kt @ theta @ kt)
+                S = S + torch.outer(gain, vt - kt @ S)
+                theta = theta - torch.outer(gain, kt @ theta) + rate("drift", b, t) * eye
             outputs[b + (t,)] = q[b][t] @ S
         states[b] = S
-        if name == "bcm":
+        if name in PAIRED:
             thetas[b] = theta
-    return outputs, ((states, thetas) if name == "bcm" else states)
+    return outputs, ((states, thetas) if name in PAIRED else states)
 
 
 def package(name, q, k, v, params, **kwargs):
@@ -103,7 +110,8 @@ def package(name, q, k, v, params, **kwargs):
 # Rates that keep every step a contraction for unit keys and values: alpha v_j^2 <= 0.8 < 2 for Oja
 RATES = {"hebbian": {"alpha": (0.2, 1.5)}, "decay": {"gamma": (0.3, 1.0)}, "delta": {"beta": (0.1, 1.0)},
          "gated_delta": {"gamma": (0.3, 1.0), "beta": (0.1, 1.0)}, "oja_source": {"alpha": (0.1, 0.8)},
-         "oja_standard": {"alpha": (0.1, 0.8)}, "bcm": {"alpha": (0.1, 0.8)}}
+         "oja_standard": {"alpha": (0.1, 0.8)}, "bcm": {"alpha": (0.1, 0.8)},
+         "kalman": {"noise": (0.5, 2.0), "drift": (0.0, 0.1)}}
 NAMES = list(RATES)
 
 
@@ -116,6 +124,8 @@ def make_params(name, how, seed, batch, T, *, dtype=torch.float64, device=DEVICE
         params[key] = value.item() if how == "number" else value.requires_grad_(requires_grad)
     if name == "bcm":
         params["tau"] = 3.0
+    if name == "kalman":
+        params["prior"] = 2.0
     return params
 
 
@@ -123,6 +133,10 @@ def make_state(name, seed, batch, d_k, d_v, *, dtype=torch.float64, device=DEVIC
     state = randn(seed, *batch, d_k, d_v, dtype=dtype, device=device)
     if name == "bcm":   # the threshold is a running mean of squares: non-negative
         return state, uniform(seed + 1, *batch, d_v, low=0.0, high=1.0, dtype=dtype, device=device)
+    if name == "kalman":   # a covariance: symmetric, eigenvalues in [1, 2)
+        rotation = torch.linalg.qr(randn(seed + 1, *batch, d_k, d_k, dtype=dtype, device=device)).Q
+        spread = uniform(seed + 2, *batch, 1, d_k, low=1.0, high=2.0, dtype=dtype, device=device)
+        return state, (rotation * spread) @ rotation.mT
     return state
 
 
@@ -274,10 +288,13 @@ def test_zero_gamma_gradient_in_the_chunkwise_form(name):
 # --- dtype and device ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-@pytest.mark.parametrize("name, chunk_size", [(name, None) for name in NAMES] + [(name, 4) for name in LINEAR])
+@pytest.mark.parametrize("name, chunk_size", [(name, None) for name in NAMES] + [(name, 4) for name in LINEAR]
+                         + [("kalman", 4)])
 def test_dtype_and_device_follow_the_inputs(name, chunk_size, dtype):
     q, k, v = make_inputs(0, (2,), 7, 3, 2, dtype=dtype)
     params = make_params(name, "per-step", 5, (2,), 7, dtype=dtype)
+    if name == "kalman" and chunk_size:
+        params["drift"] = 0.0                       # the information form has no drift
     state = make_state(name, 9, (2,), 3, 2, dtype=dtype)
     out, final = package(name, q, k, v, params, initial_state=state, chunk_size=chunk_size)
     for x in (out, *(final if isinstance(final, tuple) else (final,))):
@@ -339,6 +356,104 @@ def test_bcm_with_a_repeated_unit_us_converges_to_alpha_tau(alpha, tau):
     assert abs(state[:, 0] @ k - alpha * tau) <= EXACT * alpha * tau        # (1 - 1/12.5)^400 = 3e-15: the limit
 
 
+# --- the Kalman rule -------------------------------------------------------------------------------
+
+@PROPERTY
+@given(data=st.data(), batch=batch_shapes, T=st.integers(1, 40), d_k=st.integers(1, 6), d_v=st.integers(1, 5),
+       seed=seeds, with_state=st.booleans(), how=st.sampled_from(["number", "per-step", "per-step-batch"]))
+def test_kalman_information_form_equals_the_filter(data, batch, T, d_k, d_v, seed, with_state, how):
+    # Without drift, P_t^-1 and P_t^-1 S_t are sums; the chunkwise form solves them by Cholesky. Unit keys,
+    # noise >= 1/2 and a prior covariance with eigenvalues in [1, 2] keep the precision's condition number
+    # below (1 + T / 0.5) / (1/2) <= 162, so its solves lose at most ~2 digits on top of the T * d_k ~ 240
+    # roundings counted for CHUNKED: ~1e-12 at worst, inside 1e-10
+    chunk_size = data.draw(st.integers(1, T + 8), label="chunk_size")
+    q, k, v = make_inputs(seed, batch, T, d_k, d_v)
+    params = {**make_params("kalman", how, seed + 3, batch, T), "drift": 0.0}
+    state = make_state("kalman", seed + 5, batch, d_k, d_v) if with_state else None
+    recurrent = rules.kalman(q, k, v, **params, initial_state=state)
+    assert_same(recurrent, rules.kalman(q, k, v, **params, initial_state=state, chunk_size=chunk_size), CHUNKED)
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+def test_kalman_information_form_gradients(chunk_size):
+    q, k, v = make_inputs(0, (2,), 37, 4, 3)
+    noise = uniform(3, 2, 37, low=0.5, high=2.0)
+    state, cov = make_state("kalman", 5, (2,), 4, 3)
+    leaves = [x.requires_grad_(True) for x in (q, k, v, noise, state, cov)]
+    weights = [randn(7 + i, *x.shape) for i, x in enumerate((q[..., :3], state, cov))]   # outputs, S, P
+
+    def grads(**kwargs):
+        out, final = rules.kalman(q, k, v, noise=noise, initial_state=(state, cov), **kwargs)
+        loss = sum((w * x).sum() for w, x in zip(weights, (out, *final)))
+        return torch.autograd.grad(loss, leaves)
+
+    *grads_r, cov_r = grads()
+    *grads_c, cov_c = grads(chunk_size=chunk_size)
+    for g_r, g_c in zip(grads_r, grads_c):
+        assert torch.isfinite(g_c).all() and rel_err(g_r, g_c) <= CHUNKED
+    # the Cholesky factorisation reads one triangle of P and returns a symmetric gradient: compare the
+    # symmetric parts, the only ones a covariance can move along
+    assert rel_err(cov_r + cov_r.mT, cov_c + cov_c.mT) <= CHUNKED
+
+
+@pytest.mark.parametrize("prior, noise", [(1.0, 1.0), (1e3, 1.0), (1e8, 0.5)])
+def test_kalman_recalls_orthonormal_keys_after_one_write(prior, noise):
+    # Each key is orthogonal to the earlier ones, along which alone P has shrunk: it meets P k^T = prior k^T,
+    # a gain prior / (prior + noise) k^T, so one write recalls its value shrunk by that factor; P along
+    # it becomes prior noise / (prior + noise), and a direction never written keeps S = 0 and P = prior.
+    # Float64 throughout; P's entries cancel from the size of the prior, hence its tolerance EXACT * prior
+    basis = torch.linalg.qr(randn(0, 5, 5)).Q.T                      # rows orthonormal
+    v = randn(1, 4, 2)
+    out, (state, cov) = rules.kalman(basis[:4], basis[:4], v, prior=prior, noise=noise)
+    shrink = prior / (prior + noise)
+    assert rel_err(shrink * v, out) <= EXACT                          # each read right after its write
+    assert rel_err(shrink * v, basis[:4] @ state) <= EXACT            # every value at the end
+    assert rel_err(v, out) <= noise / prior                           # near-exact for a flat prior
+    assert float((basis[4] @ state).abs().max()) <= EXACT
+    expected = torch.diag(torch.tensor([prior * noise / (prior + noise)] * 4 + [prior], dtype=torch.float64,
+                                       device=DEVICE))
+    assert float((basis @ cov @ basis.T - expected).abs().max()) <= EXACT * prior
+
+
+@pytest.mark.parametrize("chunk_size", [None, 64])
+@pytest.mark.parametrize("with_state", [False, True], ids=["zero-state", "initial-state"])
+def test_kalman_ends_at_the_ridge_solution(with_state, chunk_size):
+    # Without drift the filter is recursive least squares: after the whole stream S_T is the ridge solution
+    # (K^T K + (noise / prior) I)^-1 (K^T V + (noise / prior) S_0), and P_T = noise (K^T K + (noise / prior) I)^-1.
+    # Both forms damp earlier rounding (each step contracts the error of S along its key), so the error
+    # stays that of a few steps, ~1e-15 at T = 2000: EXACT leaves orders of magnitude
+    batch, T, d_k, d_v, noise, prior = (2,), 2000, 4, 3, 0.5, 1e3
+    k = randn(0, *batch, T, d_k)
+    v = k @ randn(1, *batch, d_k, d_v) + 0.3 * randn(2, *batch, T, d_v)      # a stationary, noisy stream
+    eye = torch.eye(d_k, dtype=torch.float64, device=DEVICE)
+    start = randn(3, *batch, d_k, d_v) if with_state else torch.zeros_like(v[..., :d_k, :])
+    state = (start, prior * eye.expand(*batch, d_k, d_k)) if with_state else None
+    _, (final, cov) = rules.kalman(k, k, v, prior=prior, noise=noise, initial_state=state, chunk_size=chunk_size)
+    ridge = noise / prior
+    assert rel_err(torch.linalg.solve(k.mT @ k + ridge * eye, k.mT @ v + ridge * start), final) <= EXACT
+    assert rel_err(noise * torch.linalg.inv(k.mT @ k + ridge * eye), cov) <= EXACT
+    if not with_state:
+        # the default prior's ridge is negligible: K^T K ~ T I moves S from least squares by ~ ridge / T
+        assert rel_err(torch.linalg.lstsq(k, v).solution, final) <= 2 * ridge / T
+
+
+def test_kalman_backward_blocking_and_the_delta_rule():
+    # After AB+ trials the filter knows A + B but not A - B: P has a negative A-B covariance (about
+    # -prior / 2). A+ trials then raise A and, through that covariance, lower B (backward blocking). The
+    # delta rule writes only along the trial's key, so with orthonormal A and B its B stays put
+    cs = phenomena.stimuli("AB", 4, device=DEVICE, dtype=torch.float64)
+    keys, us, (compound, _) = phenomena.trials("10 AB+ | 10 A+", cs)
+    probe = cs["B"].expand_as(keys)                                   # B's response after every trial
+    _, (_, cov) = rules.kalman(keys[:compound], keys[:compound], us[:compound])
+    assert float(cs["A"] @ cov @ cs["B"]) < -0.4 * 1e3
+    kalman_b = rules.kalman(probe, keys, us)[0].squeeze(-1)
+    assert kalman_b[compound - 1] > 0.45                              # AB+ shares the US: B about 1/2
+    assert bool((kalman_b[compound - 1:].diff() < 0).all()) and kalman_b[-1] < 0.01
+    delta_b = rules.delta(probe, keys, us, beta=0.2)[0].squeeze(-1)
+    assert delta_b[compound - 1] > 0.45
+    assert float((delta_b[compound:] - delta_b[compound - 1]).abs().max()) <= EXACT
+
+
 # --- bad input -----------------------------------------------------------------------------------
 
 NAN, INF = float("nan"), float("inf")
@@ -352,7 +467,7 @@ def call(rule, q=Q, k=None, v=V, **kwargs):
     """A call of ``rule`` with default inputs and rates, ``kwargs`` replacing them."""
     defaults = {"hebbian": {}, "decay": {"gamma": 0.9}, "delta": {"beta": 0.5},
                 "gated_delta": {"gamma": 0.9, "beta": 0.5},
-                "oja": {"alpha": 0.1}, "bcm": {"alpha": 0.1, "tau": 2.0}}[rule]
+                "oja": {"alpha": 0.1}, "bcm": {"alpha": 0.1, "tau": 2.0}, "kalman": {}}[rule]
     return lambda: rules.RULES[rule](q, q if k is None else k, v, **{**defaults, **kwargs})
 
 
@@ -398,6 +513,24 @@ BAD = cases(   # (case, call, error, parameter)
     ("bcm initial_state not a pair", call("bcm", initial_state=cpu(3, 2)), TypeError, "initial_state"),
     ("bcm initial_state theta shape", call("bcm", initial_state=(cpu(3, 2), cpu(3))), ValueError, "initial_state"),
     ("bcm initial_state state shape", call("bcm", initial_state=(cpu(2, 3), cpu(2))), ValueError, "initial_state"),
+    ("prior < 0", call("kalman", prior=-1.0), ValueError, "prior"),
+    ("prior 0", call("kalman", prior=0.0), ValueError, "prior"),
+    ("prior a tensor", call("kalman", prior=torch.tensor(1.0, **CPU64)), TypeError, "prior"),
+    ("noise < 0", call("kalman", noise=-1.0), ValueError, "noise"),
+    ("noise 0", call("kalman", noise=0.0), ValueError, "noise"),
+    ("noise per step 0", call("kalman", noise=with_value(STEPS, 0.0)), ValueError, "noise"),
+    ("noise too short", call("kalman", noise=STEPS[:4]), ValueError, "noise"),
+    ("drift < 0", call("kalman", drift=-0.1), ValueError, "drift"),
+    ("drift per step NaN", call("kalman", drift=with_value(STEPS, NAN)), ValueError, "drift"),
+    ("chunk_size with drift", call("kalman", drift=0.1, chunk_size=4), ValueError, "chunk_size"),
+    ("chunk_size 0 (kalman)", call("kalman", chunk_size=0), ValueError, "chunk_size"),
+    ("kalman initial_state not a pair", call("kalman", initial_state=cpu(3, 2)), TypeError, "initial_state"),
+    ("kalman initial_state P shape", call("kalman", initial_state=(cpu(3, 2), cpu(3, 2))), ValueError, "initial_state"),
+    ("kalman initial_state S shape", call("kalman", initial_state=(cpu(2, 3), cpu(3, 3))), ValueError, "initial_state"),
+    ("kalman initial_state P float32", call("kalman", initial_state=(cpu(3, 2), cpu(3, 3, dtype=torch.float32))),
+     TypeError, "initial_state"),
+    ("kalman initial_state P not positive definite", call("kalman", chunk_size=2,
+     initial_state=(cpu(3, 2), -torch.eye(3, **CPU64))), ValueError, "initial_state"),
     *[(f"d_k of k differs ({rule})", call(rule, k=cpu(5, 4)), ValueError, "k") for rule in rules.RULES],
     ("T of k differs", call("delta", k=cpu(4, 3)), ValueError, "k"),
     ("T of v differs", call("decay", v=cpu(4, 2)), ValueError, "v"),
@@ -431,6 +564,6 @@ def test_bad_input_checked_before_the_rates(make, error, param):
 
 
 def test_rule_tables():
-    assert set(rules.RULES) == {"hebbian", "decay", "delta", "gated_delta", "oja", "bcm"}
+    assert set(rules.RULES) == {"hebbian", "decay", "delta", "gated_delta", "oja", "bcm", "kalman"}
     assert set(rules.CHUNKWISE) == {"hebbian", "decay", "delta", "gated_delta"}
     assert set(rules.OJA_FORMS) == {"source", "standard"}
