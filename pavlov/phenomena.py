@@ -18,7 +18,17 @@ rule reproduces the phenomenon when the index passes the phenomenon's threshold:
 * blocking: B conditioned in compound with a pretrained A gets less than half of what it gets
   after pretraining of an unrelated C (which itself must reach 0.1 λ);
 * overshadowing: A trained in compound with B gets less than 0.75 of what A trained alone gets;
-* conditioned inhibition: after A+ / AX- training, X's response is below -0.25 of A's (X predicts no US).
+* conditioned inhibition: after A+ / AX- training, X's response is below -0.25 of A's (X predicts no US);
+* latent inhibition: after A- pre-exposure, a few A+ trials teach A less than 0.75 of what they teach
+  after pre-exposure to an unrelated C (Lubow and Moore 1959);
+* extinction of an inhibitor kept: after A+ / AX- training, X- trials leave X more than half of its
+  inhibition, as animals keep it (Zimmer-Hart and Rescorla 1974; the inhibitor must first reach -0.1);
+* backward blocking: after AB+ training, A+ trials leave B less than 0.75 of what C+ trials leave;
+* overexpectation: A and B, each trained to predict the US, then reinforced together, leave A less than
+  0.9 of what A keeps when an unrelated C is reinforced instead (the control must keep 0.1).
+
+With ``normalise=True`` every compound's vector is scaled to unit length, for writing and for testing,
+as a layer that L2-normalises its keys (DeltaNet) sees it: AB is :math:`(e_A + e_B)/\sqrt 2`.
 """
 
 from __future__ import annotations
@@ -108,8 +118,16 @@ def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = Non
     return {x: salience.get(x, 1.0) ** 0.5 * basis[i] for i, x in enumerate(letters)}
 
 
-def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+def _compound(cs: dict[str, torch.Tensor], letters: str, normalise: bool) -> torch.Tensor:
+    vector = sum(cs[x] for x in letters)
+    return vector / vector.norm() if normalise else vector
+
+
+def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0,
+           normalise: bool = False) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     """The trial sequence of a design: CS ``[T, d_key]``, US ``[T, 1]``, and the trial count at each phase's end.
+
+    ``normalise``: each trial's compound scaled to unit length.
 
     >>> keys, values, ends = trials("2 A+ | 1 AB-", stimuli("AB", 2, device="cpu"))
     >>> values.squeeze(-1).tolist(), ends
@@ -117,6 +135,8 @@ def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tupl
     """
     us = _validate.finite_float("us", us)
     _check_cs(cs)
+    if not isinstance(normalise, bool):
+        raise TypeError(f"normalise must be True or False, got {normalise!r}")
     rows, values, ends = [], [], []
     for repeats, block in parse_design(design):
         for _ in range(repeats):
@@ -124,7 +144,7 @@ def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tupl
                 missing = set(compound) - set(cs)
                 if missing:
                     raise ValueError(f"cs has no stimulus for {''.join(sorted(missing))!r} used in design {design!r}")
-                rows.append(sum(cs[x] for x in compound))
+                rows.append(_compound(cs, compound, normalise))
                 values.append(us if reinforced else 0.0)
         ends.append(len(rows))
     keys = torch.stack(rows)
@@ -132,8 +152,10 @@ def trials(design: str, cs: dict[str, torch.Tensor], *, us: float = 1.0) -> tupl
 
 
 def responses(rule: str, design: str, test: str, cs: dict[str, torch.Tensor], *, us: float = 1.0,
-              **params) -> tuple[torch.Tensor, list[int]]:
+              normalise: bool = False, **params) -> tuple[torch.Tensor, list[int]]:
     """The response to the ``test`` stimulus after every trial of ``design`` under ``rule``: ``([T], phase ends)``.
+
+    ``normalise``: compounds, the test's included, scaled to unit length (:func:`trials`).
 
     >>> cs = stimuli("A", 2, device="cpu", dtype=torch.float64)
     >>> curve, ends = responses("delta", "3 A+", "A", cs, beta=0.5)
@@ -141,10 +163,10 @@ def responses(rule: str, design: str, test: str, cs: dict[str, torch.Tensor], *,
     [0.5, 0.75, 0.875]
     """
     _validate.option("rule", rule, tuple(RULES))
-    keys, values, ends = trials(design, cs, us=us)
+    keys, values, ends = trials(design, cs, us=us, normalise=normalise)
     if not isinstance(test, str) or not test or set(test) - set(cs):
         raise ValueError(f"test must name stimuli of cs ({''.join(sorted(cs))}), got {test!r}")
-    probe = sum(cs[x] for x in test).expand_as(keys)
+    probe = _compound(cs, test, normalise).expand_as(keys)
     outputs, _ = RULES[rule](probe, keys, values, **params)
     return outputs.squeeze(-1), ends
 
@@ -202,12 +224,22 @@ def _acquisition(g) -> float:
     return (final - _at(g["A+"], 0)) / final if final > 0 else float("inf")   # no response is no acquisition
 
 
-def _blocking(g) -> float:
-    control = _at(g["control"], 1)
-    return _at(g["blocking"], 1) / control if control > 0.1 else float("inf")   # no learning at all is no blocking
+def _against_control(group: str, floor: float = 0.1):
+    """The group's final response over the control's, ``inf`` when the control's is below ``floor``."""
+    def index(g) -> float:
+        control = _at(g["control"], -1)
+        return _at(g[group], -1) / control if control > floor else float("inf")   # nothing to compare with
+    return index
+
+
+def _inhibitor_kept(g) -> float:
+    before = _at(g["X"], 0)
+    return _at(g["X"], 1) / before if before < -0.1 else float("-inf")   # no inhibitor formed: none to keep
 
 
 def _define(n: int) -> dict[str, Phenomenon]:
+    acquired = max(1, n // 10)        # latent inhibition slows the first few reinforced trials
+
     def ratio(a, b, phase=-1):
         return lambda g: _at(g[a], phase) / _at(g[b], phase)
 
@@ -221,11 +253,24 @@ def _define(n: int) -> dict[str, Phenomenon]:
                    lambda g: (_at(g["recovery"], 2) - _at(g["recovery"], 1)) / _at(g["recovery"], 0), 0.1, below=False,
                    description="response regained by A during rest, over its acquired level"),
         Phenomenon("blocking", {"blocking": (f"{n} A+ | {n} AB+", "B"), "control": (f"{n} C+ | {n} AB+", "B")},
-                   _blocking, 0.5, description="response to B after A pretraining over that after C pretraining"),
+                   _against_control("blocking"), 0.5,
+                   description="response to B after A pretraining over that after C pretraining"),
         Phenomenon("overshadowing", {"compound": (f"{n} AB+", "A"), "control": (f"{n} A+", "A")},
                    ratio("compound", "control"), 0.75, description="response to A trained with B over A trained alone"),
         Phenomenon("conditioned_inhibition", {"X": (f"{n} (A+, AX-)", "X"), "A": (f"{n} (A+, AX-)", "A")},
                    ratio("X", "A"), -0.25, description="response to X over response to A after A+ / AX- training"),
+        Phenomenon("latent_inhibition", {"pre-exposed": (f"{n} A- | {acquired} A+", "A"),
+                                         "control": (f"{n} C- | {acquired} A+", "A")},
+                   _against_control("pre-exposed", 0.0), 0.75,
+                   description="response to A after A- pre-exposure and a few A+ trials, over that after C-"),
+        Phenomenon("inhibitor_kept", {"X": (f"{n} (A+, AX-) | {n} X-", "X")}, _inhibitor_kept, 0.5, below=False,
+                   description="inhibition X keeps through X- trials, over its inhibition before them"),
+        Phenomenon("backward_blocking", {"blocking": (f"{n} AB+ | {n} A+", "B"), "control": (f"{n} AB+ | {n} C+", "B")},
+                   _against_control("blocking"), 0.75, description="response to B after A+ trials over that after C+"),
+        Phenomenon("overexpectation", {"compound": (f"{n} (A+, B+) | {n} AB+", "A"),
+                                       "control": (f"{n} (A+, B+) | {n} C+", "A")},
+                   _against_control("compound"), 0.9,
+                   description="response to A after AB+ trials over that after C+ trials"),
     )}
 
 
@@ -243,7 +288,7 @@ def phenomenon(name: str, n: int = 30) -> Phenomenon:
 
 
 def phenomenon_index(name: str, rule: str, *, n: int = 30, d_key: int = 8, seed: int = 0, device=None,
-                     dtype=torch.float64, **params) -> tuple[float, bool]:
+                     dtype=torch.float64, normalise: bool = False, **params) -> tuple[float, bool]:
     """Run phenomenon ``name`` under ``rule``: its index and whether the rule reproduces it.
 
     >>> phenomenon_index("blocking", "delta", beta=0.2, device="cpu")[1]
@@ -251,7 +296,8 @@ def phenomenon_index(name: str, rule: str, *, n: int = 30, d_key: int = 8, seed:
     """
     spec = phenomenon(name, n)
     cs = stimuli("ABCX", d_key, seed=seed, device=device, dtype=dtype)
-    groups = {group: responses(rule, design, test, cs, **params) for group, (design, test) in spec.groups.items()}
+    groups = {group: responses(rule, design, test, cs, normalise=normalise, **params)
+              for group, (design, test) in spec.groups.items()}
     index = spec.index(groups)
     return index, spec.reproduced(index)
 

@@ -617,11 +617,13 @@ CASES += each(phenomena.stimuli, "dtype", ((torch.int64, "int64"),))
 CASES += each(phenomena.stimuli, "salience", (*SALIENCES, ({"Z": 2.0}, "unknown-letter")))
 spec(phenomena.trials, lambda: {"design": "2 A+ | 1 AB-", "cs": cs_ab(), "us": 1.0}, reals=("us",))
 CASES += each(phenomena.trials, "design", DESIGNS[:3]) + stimulus_rows(phenomena.trials)
+CASES += each(phenomena.trials, "normalise", (("yes", "string"), (1, "int")))
 spec(phenomena.responses, lambda: {"rule": "delta", "design": "2 A+ | 1 AB-", "test": "A", "cs": cs_ab(), "beta": 0.5},
      reals=("us",), nonnegative=("beta",), options=("rule",))
 CASES += each(phenomena.responses, "test", (("Z", "unknown-letter"), ("", "empty"), (5, "int")))
 CASES += each(phenomena.responses, "design", DESIGNS[:3]) + stimulus_rows(phenomena.responses)
 CASES += each(phenomena.responses, "beta", ((MISSING, "missing"),))
+CASES += each(phenomena.responses, "normalise", (("yes", "string"),))
 spec(phenomena.rescorla_wagner, lambda: {"design": "2 A+ | 1 AB+", "test": "B", "beta": 0.5, "salience": {"A": 2.0}},
      nonnegative=("beta",), reals=("us",))
 CASES += each(phenomena.rescorla_wagner, "design", DESIGNS[:3])

@@ -154,9 +154,11 @@ def test_rescorla_wagner_by_hand():
 
 N = 30
 REPRODUCED = {
-    # delta (Rescorla-Wagner): everything but spontaneous recovery, since rest trials C- correct only
-    # along C, orthogonal to A, so A's extinguished strength stays where it was
-    "delta": {"acquisition", "extinction", "blocking", "overshadowing", "conditioned_inhibition"},
+    # delta (Rescorla-Wagner): everything but spontaneous recovery, since rest trials C- correct only, orthogonal to A, so A's extinguished strength stays where it was
+    # along C, orthogonal to A, so A's extinguished strength stays where it was; and the Rescorla-Wagner
+    # failures: A- pre-exposure leaves the error zero (no latent inhibition), X- trials extinguish the
+    # inhibitor, and A+ trials never touch the absent B (no backward blocking); overexpectation holds
+    "delta": {"acquisition", "extinction", "blocking", "overshadowing", "conditioned_inhibition", "overexpectation"},
     # Hebbian: a non-reinforced trial writes k^T 0 = 0, so no extinction, recovery or inhibition (X is
     # only ever paired with nothing); every reinforced trial adds the same amount whatever is already
     # predicted, so no blocking or overshadowing and a linear, not negatively accelerated, curve
@@ -251,7 +253,7 @@ CS = ph.stimuli("AB", 3, device="cpu", dtype=torch.float64)
     ("responses: missing rate", lambda: ph.responses("decay", "2 A+", "A", CS), TypeError, "gamma"),
     ("rescorla_wagner: bad design", lambda: ph.rescorla_wagner("A+", "A", beta=0.1), ValueError, "design"),
     ("rescorla_wagner: beta NaN", lambda: ph.rescorla_wagner("1 A+", "A", beta=math.nan), ValueError, "beta"),
-    ("phenomenon_index: unknown name", lambda: ph.phenomenon_index("latent_inhibition", "delta", beta=0.1),
+    ("phenomenon_index: unknown name", lambda: ph.phenomenon_index("sensory_preconditioning", "delta", beta=0.1),
      ValueError, "name"),
     ("phenomenon_index: n 0", lambda: ph.phenomenon_index("blocking", "delta", n=0, beta=0.1), ValueError, "n"),
     ("phenomenon_index: d_key too small", lambda: ph.phenomenon_index("blocking", "delta", d_key=3, beta=0.1),
@@ -266,3 +268,43 @@ def test_bad_input(make, error, param):
 def test_responses_bad_test_stimulus(test):
     with pytest.raises(ValueError, match=r"\btest\b"):
         ph.responses("delta", "2 A+", test, CS, beta=0.5)
+
+
+def test_normalised_compounds_share_the_us_by_one_over_root_two():
+    # a unit compound (e_A + e_B)/sqrt 2 trained to lambda along its own direction: each stimulus gets
+    # lambda/sqrt 2; each phase leaves (1 - beta)^n of its error, which bounds the deviation
+    x, r = 0.8 ** N, 2 ** -0.5
+    got = {name: ph.phenomenon_index(name, "delta", n=N, device=DEVICE, beta=0.2, normalise=True)[0]
+           for name in ("blocking", "overshadowing", "overexpectation")}
+    assert got["overshadowing"] == pytest.approx(r, rel=1e-12)
+    assert abs(got["blocking"] - (1 - r)) <= x and abs(got["overexpectation"] - r) <= x * (1 + 1e-9)
+    # with a single stimulus nothing changes: normalising a unit vector is the identity
+    plain = ph.responses("delta", "3 A+", "A", ph.stimuli("A", 2, device=DEVICE, dtype=torch.float64), beta=0.5)
+    unit = ph.responses("delta", "3 A+", "A", ph.stimuli("A", 2, device=DEVICE, dtype=torch.float64), beta=0.5,
+                        normalise=True)
+    assert torch.allclose(plain[0], unit[0], rtol=0, atol=1e-15)
+
+
+def test_the_kalman_filter_is_least_squares_on_the_designs():
+    # drift-free recursive least squares from the prior P_0 = 1e3 I, noise 1: ridge r = 1e-3 per stimulus
+    r = 1e-3
+    got = {name: ph.phenomenon_index(name, "kalman", n=N, device=DEVICE)[0] for name in ph.PHENOMENA}
+    # 30 A+ and 30 A- average to half; its control keeps 30 / (30 + r)
+    assert got["extinction"] == pytest.approx((N + r) / (2 * N + r), rel=1e-10)
+    # 30 A- shrink A's precision: 3 A+ then give 3 / (33 + r) against 3 / (3 + r)
+    assert got["latent_inhibition"] == pytest.approx((3 + r) / (33 + r), rel=1e-10)
+    # AB+ and A+ in least squares: w_A = 1, w_B = 0 (to the ridge), where the control C+ leaves B at 1/2
+    assert abs(got["backward_blocking"]) < 1e-3
+    # an inhibitor presented alone: least squares over A+, AX-, X- gives w_X = -1/3 of its -1 before
+    assert got["inhibitor_kept"] == pytest.approx(1 / 3, abs=1e-3)
+    reproduced = {name for name in ph.PHENOMENA
+                  if ph.phenomenon(name).reproduced(got[name])}
+    assert reproduced == {"acquisition", "blocking", "overshadowing", "conditioned_inhibition", "latent_inhibition",
+                          "backward_blocking", "overexpectation"}
+
+
+def test_no_rule_without_an_inhibitor_keeps_one():
+    # rules that never drive X below zero have no inhibition to keep: the index is -inf, never reproduced
+    for rule, params in (("hebbian", {"alpha": 1.0}), ("decay", {"gamma": 0.9})):
+        index, ok = ph.phenomenon_index("inhibitor_kept", rule, n=N, device=DEVICE, **params)
+        assert index == float("-inf") and not ok
