@@ -33,6 +33,9 @@ The stores differ in their weights :math:`w_i(q)`:
 The kernel stores (:class:`KernelStore`) never form the ``[..., m, n]`` matrix of weights: they stream
 over chunks of memories, the softmax store with a running log-sum-exp, so they need the memory of the
 keys and values plus a buffer of at most :data:`CHUNK_ELEMENTS` entries, however many memories they hold.
+
+:func:`erase` asks whether one association can be removed on purpose from a least-squares store, and at
+what cost to the others, for the write rules of :mod:`pavlov.rules` (:data:`ERASE_RULES`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate
+from . import _validate, rules
 from ._precision import accumulator
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
@@ -583,3 +586,173 @@ def measure_capacity(store: str, d_key: int, *, around: float, trials: int, thre
     d_above = -(n2 - n1) * (threshold - below.mean) / rise**2     # dn*/dI_2
     se = math.hypot(d_below * below.se, d_above * above.se)
     return CapacityMeasurement(n_star, se, below, above, (n1, n2))
+
+
+# --- erasing one association ---
+
+ERASE_RULES: dict[str, dict[str, float | int]] = {
+    "delta_zero": {"beta": 1.0, "steps": 1},
+    "delta_neutral": {"beta": 1.0, "steps": 1},
+    "anti_hebbian": {"alpha": 1.0},
+    "kalman": {"noise": 1.0, "steps": 1, "ridge": 0.0},
+}
+"""The rules :func:`erase` erases with, and their parameters with their defaults."""
+
+_ERASE_CHECKS = {
+    "beta": lambda x: _validate.finite_float("beta", x, nonnegative=True),
+    "alpha": lambda x: _validate.finite_float("alpha", x, nonnegative=True),
+    "noise": lambda x: _validate.finite_float("noise", x, positive=True),
+    "ridge": lambda x: _validate.finite_float("ridge", x, nonnegative=True),
+    "steps": lambda x: _validate.positive_int("steps", x),
+}
+
+
+class Erasure(NamedTuple):
+    r"""The result of :func:`erase`: means over trials, each with its standard error, and the seed used.
+
+    ``residual``: what the target still recalls, :math:`(k_t S) \cdot v_t`; ``damage``: the mean over the
+    other pairs of their loss of recall, :math:`(k_i S_0 - k_i S) \cdot v_i`; ``change``: the mean over the
+    other pairs of the squared change of their read-out, :math:`\lVert k_i (S - S_0) \rVert^2`.
+    """
+
+    residual: float
+    residual_se: float
+    damage: float
+    damage_se: float
+    change: float
+    change_se: float
+    seed: int
+
+
+def _overlapping_keys(trials: int, n_memories: int, d_key: int, overlap: float, gen, device, dtype) -> torch.Tensor:
+    r"""Unit keys ``[trials, n, d_key]`` :math:`k_i = \sqrt\rho\, c + \sqrt{1 - \rho}\, g_i`, :math:`\rho` = ``overlap``.
+
+    :math:`c` is uniform on the sphere, one per trial, and the :math:`g_i` uniform on the unit sphere of
+    the :math:`d - 1` dimensions orthogonal to it, so every key is a unit vector and
+    :math:`k_i \cdot k_j = \rho + (1 - \rho)\, g_i \cdot g_j`, of mean :math:`\rho` exactly.
+    """
+    work = accumulator(dtype)                  # half keys: made in float32, then rounded
+    shared = random_stimuli(trials, 1, d_key, generator=gen, device=device, dtype=work)        # c, [trials, 1, d]
+    own = random_stimuli(trials, n_memories, d_key, generator=gen, device=device, dtype=work)
+    own = torch.nn.functional.normalize(own - (own @ shared.mT) * shared, dim=-1)             # g_i, orthogonal to c
+    return (math.sqrt(overlap) * shared + math.sqrt(1 - overlap) * own).to(dtype)
+
+
+def _erased_store(rule: str, store: LeastSquaresStore, target: int, params: dict) -> torch.Tensor:
+    """The state ``[..., d_k, d_v]`` after ``rule`` erases memory ``target`` from ``store``, written from its matrix."""
+    keys, values, state = store.keys, store.values, store.matrix
+    key, value = keys[..., target:target + 1, :], values[..., target:target + 1, :]         # [..., 1, d]
+    if rule == "anti_hebbian":                 # S0 - alpha k_t^T v_t: the Hebbian write of (k_t, -v_t)
+        return rules.hebbian(key, key, -value, alpha=params["alpha"], initial_state=state)[1]
+    key = key.expand(*key.shape[:-2], params["steps"], -1)                                 # the same pairing, repeated
+    if rule == "delta_neutral":                # u: the mean of the other values
+        neutral = (values.sum(-2, keepdim=True) - value) / (keys.shape[-2] - 1)
+        return rules.delta(key, key, neutral.expand_as(key), beta=params["beta"], initial_state=state)[1]
+    zero = values.new_zeros(*key.shape[:-1], values.shape[-1])
+    if rule == "delta_zero":
+        return rules.delta(key, key, zero, beta=params["beta"], initial_state=state)[1]
+    # kalman: the posterior covariance after the n stored pairs (unit noise), (K^T K + ridge I)^-1; at ridge 0
+    # its limit on the keys' span, (K^T K)^+ = K^+ (K^+)^T
+    if params["ridge"] == 0:
+        cov = store.duals.mT @ store.duals
+    else:
+        work = accumulator(keys.dtype)
+        gram = keys.mT.to(work) @ keys.to(work)
+        gram = gram + params["ridge"] * torch.eye(keys.shape[-1], dtype=work, device=keys.device)
+        cov = torch.cholesky_inverse(torch.linalg.cholesky(gram)).to(keys.dtype)
+    return rules.kalman(key, key, zero, noise=params["noise"], initial_state=(state, cov))[1][0]
+
+
+def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 0, overlap: float | None = None,
+          seed: int | None = 0, device=None, dtype=None, **params) -> Erasure:
+    r"""Store random associations, erase one of them with a write rule, and measure what is left and the collateral damage.
+
+    Each trial draws ``n_memories`` unit keys in ``d_key`` dimensions and as many values uniform on the unit
+    sphere (in ``d_key`` dimensions), and writes them into the least-squares store :math:`S_0 = K^+ V`
+    (:class:`LeastSquaresStore`), which the delta rule reaches when it writes them to convergence from zero
+    (beyond ``d_key`` memories, with a decaying rate). The
+    keys are uniform on the sphere (``overlap=None``), or with ``overlap`` :math:`\rho \in (0, 1)` share a
+    direction: :math:`k_i = \sqrt\rho\, c + \sqrt{1-\rho}\, g_i` with :math:`c` uniform on the sphere and the
+    :math:`g_i` uniform on the unit sphere orthogonal to it, so that every key is a unit vector and every
+    pairwise cosine has mean :math:`\rho` exactly (and mean square :math:`\rho^2 + (1-\rho)^2/(d-1)`).
+
+    Then ``rule`` erases memory ``target`` (:data:`ERASE_RULES`; parameters in ``params``), through :mod:`pavlov.rules`:
+
+    * ``"delta_zero"``: ``steps`` delta-rule writes of :math:`(k_t, 0)` at rate ``beta`` (default one exact step,
+      :math:`\beta = 1 = 1/\lVert k_t \rVert^2`): :math:`S = S_0 - (1 - (1-\beta)^s)\, k_t^\top (k_t S_0)`.
+    * ``"delta_neutral"``: the same writes of :math:`(k_t, u)`, with the neutral value :math:`u` the mean of the
+      other :math:`n - 1` values, what the store recalls on average.
+    * ``"anti_hebbian"``: the Hebbian write of :math:`(k_t, -v_t)` at rate ``alpha`` (default 1),
+      :math:`S = S_0 - \alpha\, k_t^\top v_t`: exactly what a Hebbian write of the pair added is taken away.
+    * ``"kalman"``: ``steps`` Kalman writes of :math:`(k_t, 0)` with observation noise ``noise``, from the
+      posterior covariance after the :math:`n` stored pairs at unit noise, :math:`P = (K^\top K + \mathrm{ridge}\, I)^{-1}`
+      (``ridge = 0``, the default: its limit on the keys' span, :math:`(K^\top K)^+`). The erasing pairings
+      count against the stored one as its noise against theirs: for :math:`n \le d`, at ``noise = 1`` one step
+      halves the target, and :math:`s` steps leave :math:`\mathrm{noise} / (\mathrm{noise} + s)` of it.
+
+    Args:
+        rule: a name from :data:`ERASE_RULES`.
+        d_key, n_memories, trials: sizes; at least 2 memories (others to damage) and 2 trials (a standard error).
+        target: the index of the memory erased (the memories are exchangeable: any one is typical).
+        overlap: the keys' mean pairwise cosine :math:`\rho \in (0, 1)`, or None for independent keys.
+        seed: seeds the draws (None: a fresh random seed, returned in the result).
+        device, dtype: where and in what precision (default: the package device, float32).
+        params: the rule's parameters (``beta``, ``steps``, ``alpha``, ``noise``, ``ridge``; see :data:`ERASE_RULES`).
+
+    Returns:
+        An :class:`Erasure`: the target's residual recall :math:`(k_t S) \cdot v_t` (1 before erasure for
+        :math:`n \le d`, :math:`d/n` on average beyond), the other pairs' mean loss of recall
+        :math:`(k_i S_0 - k_i S) \cdot v_i` and mean squared change :math:`\lVert k_i (S - S_0) \rVert^2`, each
+        the mean over trials with its standard error. :mod:`pavlov.theory` predicts them
+        (:func:`~pavlov.theory.erasure_residual`, :func:`~pavlov.theory.erasure_damage`, :func:`~pavlov.theory.erasure_change`).
+
+    >>> e = erase("delta_zero", 32, 16, trials=200, device="cpu", dtype=torch.float64)   # e.change ~ 1/32
+    >>> abs(e.residual) < 1e-9                   # one exact step: nothing of the target is left
+    True
+    >>> e = erase("kalman", 32, 16, trials=20, device="cpu", dtype=torch.float64)
+    >>> round(e.residual, 9), round(e.change, 9)     # half the target left, and no other pair touched
+    (0.5, 0.0)
+    """
+    _validate.option("rule", rule, tuple(ERASE_RULES))
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    if n_memories < 2:
+        raise ValueError(f"n_memories must be at least 2 (one to erase, others to damage), got {n_memories}")
+    trials = _validate.positive_int("trials", trials)
+    if trials < 2:
+        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
+    if isinstance(target, bool) or not isinstance(target, int):
+        raise TypeError(f"target must be an int, got {type(target).__name__}")
+    if not 0 <= target < n_memories:
+        raise ValueError(f"target must index a stored memory, in [0, {n_memories}), got {target}")
+    if overlap is not None:
+        overlap = _validate.finite_float("overlap", overlap)
+        if not 0 < overlap < 1:
+            raise ValueError(f"overlap must lie in (0, 1) (None for independent keys), got {overlap}")
+        if d_key < 2:
+            raise ValueError(f"d_key must be at least 2 for overlapping keys (a shared direction and others), got {d_key}")
+    unknown = sorted(set(params) - set(ERASE_RULES[rule]))
+    if unknown:
+        raise TypeError(f"{unknown[0]} is not a parameter of rule {rule!r}, which takes {', '.join(ERASE_RULES[rule])}")
+    params = {name: _ERASE_CHECKS[name](value) for name, value in {**ERASE_RULES[rule], **params}.items()}
+    seed = seed_or_fresh(seed)
+    device, dtype = resolve(device, dtype)
+    gen = generator(seed, device)
+    if overlap is None:
+        keys = random_stimuli(trials, n_memories, d_key, generator=gen, device=device, dtype=dtype)
+    else:
+        keys = _overlapping_keys(trials, n_memories, d_key, overlap, gen, device, dtype)
+    values = random_stimuli(trials, n_memories, d_key, generator=gen, device=device, dtype=dtype)
+    store = LeastSquaresStore(keys, values)
+    after = _erased_store(rule, store, target, params)
+    work = accumulator(dtype)
+    keys, values = keys.to(work), values.to(work)
+    after, before = after.to(work), store.matrix.to(work)
+    moved = keys @ (after - before)                                             # k_i (S - S0), [trials, n, d_v]
+    residual = ((keys[:, target, None, :] @ after).squeeze(-2) * values[:, target]).sum(-1)
+    others = torch.arange(n_memories, device=device) != target
+    damage = -(moved * values).sum(-1)[:, others].mean(-1)
+    change = moved.pow(2).sum(-1)[:, others].mean(-1)
+    (residual, residual_se), (damage, damage_se), (change, change_se) = (
+        (m.item(), se.item()) for m, se in map(mean_and_se, (residual, damage, change)))
+    return Erasure(residual, residual_se, damage, damage_se, change, change_se, seed)

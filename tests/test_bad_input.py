@@ -411,6 +411,21 @@ spec(stores.measure_capacity, lambda: {"store": "hebbian", "d_key": 4, "around":
 CASES += (each(stores.measure_capacity, "spread", ((1.0, "one"),))
           + each(stores.measure_capacity, "trials", ((1, "one-trial"),))
           + each(stores.measure_capacity, "seed", ((-1, "negative"),)))
+spec(stores.erase, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
+     ints=("d_key", "n_memories", "trials"), options=("rule",))
+CASES += (each(stores.erase, "n_memories", ((1, "one"),)) + each(stores.erase, "trials", ((1, "one-trial"),))
+          + each(stores.erase, "target", ((3, "above-n_memories"), (-1, "negative"), (1.5, "float"), (True, "bool")))
+          + each(stores.erase, "overlap", ((0.0, "zero"), (1.0, "one"), (NAN, "nan"), ("0.3", "str")))
+          + each(stores.erase, "seed", ((-1, "negative"),)) + each(stores.erase, "dtype", ((torch.int64, "int64"),)))
+CASES += [bad(stores.erase, {"d_key": 1, "overlap": 0.3}, "d_key", "one-with-overlap"),
+          bad(stores.erase, {"alpha": 1.0}, "alpha", "foreign-parameter"),
+          bad(stores.erase, {"foo": 1}, "foo", "unknown-parameter"),
+          bad(stores.erase, {"beta": -0.5}, "beta", "negative"), bad(stores.erase, {"beta": NAN}, "beta", "nan"),
+          bad(stores.erase, {"steps": 0}, "steps", "zero"), bad(stores.erase, {"steps": 1.5}, "steps", "float"),
+          bad(stores.erase, {"rule": "anti_hebbian", "alpha": -1.0}, "alpha", "negative"),
+          bad(stores.erase, {"rule": "kalman", "noise": 0.0}, "noise", "zero"),
+          bad(stores.erase, {"rule": "kalman", "ridge": -1.0}, "ridge", "negative"),
+          bad(stores.erase, {"rule": "kalman", "ridge": INF}, "ridge", "inf")]
 
 # --- stacking ---
 
@@ -582,6 +597,19 @@ spec(theory.oja_repeated_pair, lambda: {"k": t(3), "v": t(2), "alpha": 0.1, "ste
 CASES += each(theory.oja_repeated_pair, "k", ((t(2, 3), "matrix"),)) + each(theory.oja_repeated_pair, "v",
                                                                            ((t(2, 2), "matrix"),))
 CASES += each(theory.oja_repeated_pair, "steps", ((-1, "negative"), (1.5, "float"), ("5", "str")))
+spec(theory.key_overlap_moments, lambda: {"d_key": 4, "overlap": 0.3}, ints=("d_key",))
+CASES += each(theory.key_overlap_moments, "overlap", ((0.0, "zero"), (1.0, "one"), (NAN, "nan"), ("0.3", "str")))
+CASES.append(bad(theory.key_overlap_moments, {"d_key": 1}, "d_key", "one-with-overlap"))
+for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
+    spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
+         ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
+    CASES += each(fn, "n_memories", ((1, "one"),)) + each(fn, "overlap", ((1.0, "one"), (0.0, "zero")))
+    CASES += [bad(fn, {"rule": "kalman", "beta": MISSING, "n_memories": 5}, "n_memories", "beyond-d_key"),
+              bad(fn, {"rule": "kalman", "beta": MISSING, "noise": -1.0}, "noise", "negative"),
+              bad(fn, {"rule": "anti_hebbian", "beta": MISSING, "steps": MISSING, "alpha": -1.0}, "alpha", "negative"),
+              bad(fn, {"foo": 1}, "foo", "unknown-parameter"),
+              bad(fn, {"rule": "kalman", "beta": MISSING, "ridge": 0.0}, "ridge", "foreign-parameter")]
+CASES.append(bad(theory.erasure_change, {"n_memories": 5}, "n_memories", "beyond-d_key-delta"))
 
 # --- phenomena ---
 
@@ -736,7 +764,7 @@ EXEMPT = {
     "maps.identity": "returns its argument",
     # plain data classes: results, checked by the functions that make them
     "claims.Claim": "data class", "claims.ClaimTable": "display of checked records", "drift.Drift": "data class",
-    "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class",
+    "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class", "stores.Erasure": "data class",
     "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
     "timing.Timing": "data class",
     "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
