@@ -225,5 +225,5 @@ def mqar_sequence(tokens=("k3", "v1", "k7", "v4", "k2", "v9", "k7", "k2", "k3"),
 
 
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
-            "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules, "ch8": mqar_sequence}
+            "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules, "ch9": mqar_sequence}
 """Each chapter's concept diagram, by chapter."""

@@ -316,10 +316,16 @@ class PhenomenaTable:
         return f"{'✓' if ok else '✗'} ({shown})"
 
     def _repr_html_(self) -> str:
-        head = "<th>rule</th>" + "".join(f"<th>{html.escape(p.replace('_', ' '))}</th>" for p in PHENOMENA)
-        body = "".join(f"<tr><td>{html.escape(rule)}</td>" + "".join(
-            f"<td>{self._cell(*row[p])}</td>" for p in PHENOMENA) + "</tr>" for rule, row in self.results.items())
-        return f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        """One row per phenomenon, one column per rule; each cell names its rule (``data-label``), so that
+        on a phone, where the book stacks a table's cells, a row reads as a card of rule: verdict."""
+        rules = [html.escape(rule) for rule in self.results]
+        head = "<th>phenomenon</th>" + "".join(f"<th>{rule}</th>" for rule in rules)
+        body = "".join(
+            f'<tr><td data-label="phenomenon">{html.escape(p.replace("_", " "))}</td>' + "".join(
+                f'<td data-label="{label}">{self._cell(*row[p])}</td>'
+                for label, row in zip(rules, self.results.values())) + "</tr>"
+            for p in PHENOMENA)
+        return f'<table class="verdicts-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     def __repr__(self) -> str:
         return "\n".join(f"{rule}: " + ", ".join(f"{p} {self._cell(*row[p])}" for p in PHENOMENA)
