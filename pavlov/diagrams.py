@@ -203,7 +203,7 @@ def write_rules():
 
 
 def mqar_sequence(tokens=("k3", "v1", "k7", "v4", "k2", "v9", "k7", "k2", "k3"), pairs: int = 3):
-    """Chapter 8: an MQAR sequence: key-value pairs, then the keys again as questions, each labelled."""
+    """Chapter 9: an MQAR sequence: key-value pairs, then the keys again as questions, each labelled."""
     fig, ax = _canvas(2.4)
     xs = np.linspace(0.7, 9.3, len(tokens))
     answers = {tokens[2 * i]: tokens[2 * i + 1] for i in range(pairs)}
@@ -224,6 +224,29 @@ def mqar_sequence(tokens=("k3", "v1", "k7", "v4", "k2", "v9", "k7", "k2", "k3"),
     return fig
 
 
+def regression_ladder():
+    """Chapter 8: the write rules as online regression of values on keys, one rung per use of the error."""
+    fig, ax = _canvas(3.4)
+    rungs = [("Hebbian", r"$S \leftarrow S + k^\top v$", "ignores the prediction",
+              "linear attention; decay: RetNet"),
+             ("delta (LMS)", r"$S \leftarrow S + \beta\, k^\top (v - k S)$", "a gradient step on the error",
+              "DeltaNet, Gated DeltaNet, Longhorn"),
+             ("Kalman (RLS)", r"$S \leftarrow S + g\, (v - k S)$, $g = P k^\top / (\sigma^2 + k P k^\top)$",
+              "the step scaled by the inverse curvature", "the Mesa layer")]
+    for i, (name, update, reading, layers) in enumerate(rungs):
+        y = 1.6 + 3.0 * i
+        _box(ax, 1.4, y, name, width=2.6, height=1.8, color=(0, 2, 3)[i])
+        ax.text(3.0, y + 0.45, update, fontsize=10, va="center")
+        ax.text(3.0, y - 0.55, reading, fontsize=9, va="center", color="grey")
+        ax.text(9.95, y - 0.55, layers, fontsize=9, va="center", ha="right")
+        if i:
+            _arrow(ax, (1.4, y - 2.1), (1.4, y - 0.95))
+    ax.text(9.95, 9.6, "as attention layers", fontsize=9, ha="right", fontweight="bold")
+    ax.text(3.0, 9.6, r"each write: a step on $\frac{1}{2} \| k S - v \|^2$", fontsize=9)
+    return fig
+
+
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
-            "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules, "ch9": mqar_sequence}
+            "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
+            "ch8": regression_ladder, "ch9": mqar_sequence}
 """Each chapter's concept diagram, by chapter."""
