@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate, rules
+from . import _validate, rules, theory
 from ._precision import accumulator
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
@@ -725,12 +725,7 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
         raise TypeError(f"target must be an int, got {type(target).__name__}")
     if not 0 <= target < n_memories:
         raise ValueError(f"target must index a stored memory, in [0, {n_memories}), got {target}")
-    if overlap is not None:
-        overlap = _validate.finite_float("overlap", overlap)
-        if not 0 < overlap < 1:
-            raise ValueError(f"overlap must lie in (0, 1) (None for independent keys), got {overlap}")
-        if d_key < 2:
-            raise ValueError(f"d_key must be at least 2 for overlapping keys (a shared direction and others), got {d_key}")
+    theory.key_overlap_moments(d_key, overlap)          # checks overlap, and d_key >= 2 where it is given
     unknown = sorted(set(params) - set(ERASE_RULES[rule]))
     if unknown:
         raise TypeError(f"{unknown[0]} is not a parameter of rule {rule!r}, which takes {', '.join(ERASE_RULES[rule])}")

@@ -989,7 +989,7 @@ def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str
 
 
 
-# --- Chapter 7: erasing one association from a least-squares store ---
+# --- Chapter 8: erasing one association from a least-squares store ---
 
 ERASURE_RULES = {"delta_zero": ("beta", "steps"), "delta_neutral": ("beta", "steps"), "anti_hebbian": ("alpha",),
                  "kalman": ("noise", "steps")}
