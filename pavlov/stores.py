@@ -391,7 +391,8 @@ class IsrMeasurement(NamedTuple):
     ``mean`` and ``se``: the mean ISR and its standard error over trials (each trial's queries are
     averaged first, since they share a store); ``values``: the ISR of every query ``[trials, m]``;
     ``correct``: whether each retrieval is nearest (largest inner product) to its own value among all
-    stored values ``[trials, m]``; ``seed``: the seed used.
+    stored values ``[trials, m]``; ``seed``: the seed used; ``landed``: for noisy cues, whether each cue is
+    nearer its own key than every other stored key (largest inner product) ``[trials, m]``, else None.
     """
 
     mean: float
@@ -399,6 +400,7 @@ class IsrMeasurement(NamedTuple):
     values: torch.Tensor
     correct: torch.Tensor
     seed: int
+    landed: torch.Tensor | None = None
 
     @property
     def accuracy(self) -> float:
@@ -460,11 +462,14 @@ def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator |
 
 
 def interference_to_signal(memory, n_queries: int | None = None, *, query_noise: float = 0.0,
-                           generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                           generator: torch.Generator | None = None,
+                           queries: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Query a built store with its first ``n_queries`` stored keys (default: all): each query's ISR and decoding.
 
     With ``query_noise`` = :math:`\sigma > 0` each query is a noisy cue of its key (:func:`noisy_cues`, drawn
-    from ``generator``); its target is still that key's memory.
+    from ``generator``); its target is still that key's memory. ``queries`` ``[..., m, d_k]`` gives the cues
+    instead (query :math:`j` aimed at memory :math:`j`, for the first ``m`` memories; then ``n_queries`` and
+    ``query_noise`` stay at their defaults).
 
     Returns ``(isr [..., m], correct [..., m])``: the ISR of every query, with the signal :math:`w_j v_j`
     from the weight the store gives the target, and whether each retrieval is nearest (largest inner
@@ -476,12 +481,21 @@ def interference_to_signal(memory, n_queries: int | None = None, *, query_noise:
     if not all(hasattr(memory, name) for name in ("keys", "values", "read")):
         raise TypeError(f"memory must be a store made by build, got {type(memory).__name__}")
     n_memories = memory.keys.shape[-2]
+    query_noise = _validate.finite_float("query_noise", query_noise, nonnegative=True)
+    if queries is not None:
+        _check_queries(memory, queries)
+        if n_queries is not None or query_noise:
+            raise ValueError("queries replaces n_queries and query_noise: leave those at their defaults")
+        if queries.shape[:-2] != memory.keys.shape[:-2] or queries.shape[-2] > n_memories:
+            raise ValueError(f"queries must be [..., m, d_k] with the batch {tuple(memory.keys.shape[:-2])} of the "
+                             f"store and m <= {n_memories}, got {tuple(queries.shape)}")
+        n_queries = queries.shape[-2]
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
-    queries, stored = memory.keys[..., :n_queries, :], memory.values[..., :n_queries, :]
-    query_noise = _validate.finite_float("query_noise", query_noise, nonnegative=True)
-    queries = noisy_cues(queries, query_noise, generator=generator)
+    stored = memory.values[..., :n_queries, :]
+    if queries is None:
+        queries = noisy_cues(memory.keys[..., :n_queries, :], query_noise, generator=generator)
     targets = torch.arange(n_queries, device=queries.device).expand(queries.shape[:-1])   # (..., m)
     retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
     signal = weight.unsqueeze(-1) * stored                             # w_j v_j
@@ -534,10 +548,14 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     # one generator: the memories first, then the cues' noise, so that noise 0 draws the same memories
     gen = generator(seed, device)
     key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
-    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), n_queries,
-                                          query_noise=query_noise, generator=gen)
+    cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen)
+    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), queries=cues)
     mean, se = mean_and_se(isr.mean(-1))                                                # over trials
-    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed)
+    landed = None
+    if query_noise:             # whether each cue's largest inner product is with its own key
+        targets = torch.arange(n_queries, device=cues.device).expand(cues.shape[:-1])
+        landed = _nearest_is_target(cues, key_set, targets)
+    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed, landed)
 
 
 class CapacityMeasurement(NamedTuple):

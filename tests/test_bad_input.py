@@ -29,8 +29,8 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, claims, conditioning, drift, maps, mqar, phenomena, rules, runtime, stacking, stats,
-                    stimuli, stores, theory, timing)
+from pavlov import (attention, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
+                    stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
 LONG = {"device": "cpu", "dtype": torch.long}
@@ -397,6 +397,10 @@ spec(stores.noisy_cues, lambda: {"keys": t(2, 5, 3), "sigma": 0.5}, nonnegative=
 CASES += each(stores.noisy_cues, "keys", (([1.0, 2.0], "list"), (torch.ones(3, dtype=torch.int64), "int64")))
 CASES += each(stores.interference_to_signal, "n_queries", ((6, "above-n_memories"),))
 CASES += each(stores.interference_to_signal, "memory", ((t(2, 5, 3), "tensor"), ("hebbian", "name")))
+CASES += [bad(stores.interference_to_signal, {"n_queries": MISSING, "queries": t(2, 2)}, "queries", "no-batch"),
+          bad(stores.interference_to_signal, {"n_queries": MISSING, "queries": t(2, 6, 3)}, "queries", "above-n"),
+          bad(stores.interference_to_signal, {"n_queries": MISSING, "queries": t(2, 2, 4)}, "queries", "d_k"),
+          bad(stores.interference_to_signal, {"queries": t(2, 2, 3)}, "queries", "with-n_queries")]
 spec(stores.measure_isr, lambda: {"store": "hebbian", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
      ints=("d_key", "n_memories", "trials", "n_queries", "d_value"), options=("store", "keys"),
      nonnegative=("query_noise",))
@@ -600,6 +604,25 @@ CASES += each(theory.oja_repeated_pair, "steps", ((-1, "negative"), (1.5, "float
 spec(theory.key_overlap_moments, lambda: {"d_key": 4, "overlap": 0.3}, ints=("d_key",))
 CASES += each(theory.key_overlap_moments, "overlap", ((0.0, "zero"), (1.0, "one"), (NAN, "nan"), ("0.3", "str")))
 CASES.append(bad(theory.key_overlap_moments, {"d_key": 1}, "d_key", "one-with-overlap"))
+spec(theory.noisy_cue_gain, lambda: {"d_key": 4, "sigma": 0.5, "store": "softmax", "beta": 2.0},
+     ints=("d_key",), nonnegative=("sigma",), positive=("beta",), options=("store",))
+CASES += [bad(theory.noisy_cue_gain, {"store": "polynomial", "beta": MISSING}, "degree", "missing"),
+          bad(theory.noisy_cue_gain, {"store": "polynomial", "beta": MISSING, "degree": 0}, "degree", "zero"),
+          bad(theory.noisy_cue_gain, {"store": "hebbian"}, "beta", "foreign-parameter"),
+          bad(theory.noisy_cue_gain, {"d_key": 1}, "d_key", "one-for-softmax")]
+spec(theory.noisy_cue_isr, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "sigma": 0.5, "beta": 2.0},
+     ints=("d_key", "n_memories"), nonnegative=("sigma",), positive=("beta",), options=("store",))
+CASES += [bad(theory.noisy_cue_isr, {"store": "least_squares", "beta": MISSING, "d_key": 8, "n_memories": 7},
+              "n_memories", "near-d_key"),
+          bad(theory.noisy_cue_isr, {"store": "least_squares", "d_key": 8}, "beta", "foreign-parameter")]
+spec(theory.nearest_key_accuracy, lambda: {"d_key": 4, "n_memories": 3, "sigma": 0.5}, ints=("d_key", "n_memories"),
+     nonnegative=("sigma",))
+CASES.append(bad(theory.nearest_key_accuracy, {"d_key": 2}, "d_key", "two"))
+spec(theory.basin_radius, lambda: {"d_key": 4, "n_memories": 3, "delta": 0.1}, ints=("d_key", "n_memories"),
+     probabilities=("delta",))
+CASES += each(theory.basin_radius, "delta", ((0.0, "zero"), (1.0, "one"), (0.7, "below-chance")))
+spec(theory.hopfield_retrieval_overlap, lambda: {"load": 0.1}, nonnegative=("load",))
+spec(theory.hopfield_stable_fraction, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
 for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
     spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
          ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
@@ -748,6 +771,36 @@ CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
     ("level", NAN, "nan"), ("level", 1.5, "above-one"), ("accuracies", [0.9, 0.6], "length-mismatch"),
     ("pairs", [], "empty"), ("pairs", [8, 0, 32], "zero"))]
 
+# --- hopfield ---
+
+
+def spins(*shape: int) -> torch.Tensor:
+    """Seeded ±1 entries in float64 on the CPU."""
+    return t(*shape).sign()
+
+
+def recall_args() -> dict:
+    return {"patterns": spins(2, 3, 8), "cues": spins(2, 4, 8), "generator": torch.Generator("cpu").manual_seed(0)}
+
+
+SPIN_DIMS = {"patterns": 2, "cues": 2}
+NOT_SPINS = ((t(2, 3, 8), "not-spins"), (with_value(spins(2, 3, 8), 0.0), "zero-entry"),
+             (2 * spins(2, 3, 8), "twos"))
+for fn, extra in ((hopfield.classical_recall, {}), (hopfield.dense_recall, {"degree": 3})):
+    spec(fn, lambda extra=extra: {**recall_args(), **extra}, tensors=SPIN_DIMS, ints=("max_sweeps", *extra))
+    CASES += each(fn, "patterns", NOT_SPINS) + each(fn, "cues", NOT_SPINS[:2])
+    CASES += each(fn, "cues", ((spins(2, 4, 7), "N-mismatch"), (spins(3, 4, 8), "batch-mismatch")))
+    CASES += each(fn, "generator", (("abc", "str"), (0, "int")))
+    CASES.append(bad(fn, {"patterns": spins(2, 3, 8).to("meta"), "cues": spins(2, 4, 8).to("meta")}, "generator",
+                     "other-device"))
+CASES += each(hopfield.dense_recall, "degree", ((1, "one"), (True, "bool"), (MISSING, "missing"), (400, "overflow")))
+spec(hopfield.stable_fraction, lambda: {"patterns": spins(2, 3, 8)}, tensors={"patterns": 2})
+CASES += each(hopfield.stable_fraction, "patterns", NOT_SPINS)
+spec(hopfield.modern_retrieve, lambda: {"cues": t(2, 4, 8), "patterns": t(2, 3, 8), "beta": 2.0},
+     tensors={"cues": 2, "patterns": 2}, positive=("beta",), ints=("steps",))
+CASES += each(hopfield.modern_retrieve, "patterns", ((t(2, 3, 7), "d-mismatch"), (t(3, 3, 8), "batch-mismatch")))
+CASES += each(hopfield.modern_retrieve, "beta", ((MISSING, "missing"),))
+
 # --- the tests ---
 
 PLANNED_CASES = 2000
@@ -766,7 +819,7 @@ EXEMPT = {
     "claims.Claim": "data class", "claims.ClaimTable": "display of checked records", "drift.Drift": "data class",
     "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class", "stores.Erasure": "data class",
     "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
-    "timing.Timing": "data class",
+    "timing.Timing": "data class", "hopfield.RecallResult": "data class",
     "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }

@@ -234,6 +234,22 @@ def test_measure_isr_is_random_memories_read_by_interference_to_signal():
     assert torch.equal(m.values, isr) and torch.equal(m.correct, correct)
 
 
+def test_noisy_cues_read_through_queries_and_their_landing():
+    keys, values = stores.random_memories(3, 40, 16, seed=5, device="cpu")
+    memory = stores.build("softmax", keys, values, beta=3.0)
+    drawn = stores.interference_to_signal(memory, 9, query_noise=0.7, generator=torch.Generator().manual_seed(3))
+    cues = stores.noisy_cues(keys[:, :9], 0.7, generator=torch.Generator().manual_seed(3))
+    given_cues = stores.interference_to_signal(memory, queries=cues)
+    assert all(torch.equal(a, b) for a, b in zip(drawn, given_cues))
+    # landed: whether the cue's largest inner product is with its own key; sharp attention decodes exactly those
+    m = stores.measure_isr("softmax", 8, 64, trials=400, n_queries=8, seed=2, device="cpu", dtype=torch.float64,
+                           beta=60.0, query_noise=1.0)
+    assert (m.landed == m.correct).double().mean().item() > 0.98      # near-ties differ at a finite beta
+    p, se = m.landed.double().mean().item(), m.landed.double().mean(-1).std().item() / 20
+    assert abs(p - theory.nearest_key_accuracy(8, 64, 1.0)) < 4 * se
+    assert stores.measure_isr("hebbian", 16, 40, trials=3, seed=5, device="cpu").landed is None
+
+
 @pytest.mark.parametrize("store", sorted(KERNELS))
 def test_measure_isr_does_not_depend_on_the_chunks(store):
     common = dict(trials=4, seed=1, device="cpu", dtype=torch.float64, **KERNELS[store])

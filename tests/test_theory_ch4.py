@@ -143,6 +143,28 @@ def test_capacity_handles_astronomical_capacities():
     assert theory.isr("softmax", 16, 10**320, beta=1.0) == math.inf  # beyond float64: infinite, not an error
 
 
+@pytest.mark.parametrize("d, beta", [(64, 45.0), (64, 64.0), (128, 32.0), (128, 64.0)])
+def test_capacity_beyond_the_count_limit_is_infinite(d, beta):
+    # chapter 5's explorer at large beta: the crossing lies beyond 2^62 memories, so capacity says inf
+    assert theory.isr_crossing("softmax", d, beta=beta) > theory.COUNT_LIMIT
+    assert theory.capacity("softmax", d, beta=beta) == math.inf
+    assert f"{theory.capacity('softmax', d, beta=beta):,}" == "inf"     # the explorer's title
+
+
+@pytest.mark.parametrize("d, beta", [(32, 85.0), (64, 36.0), (128, 26.5)])
+def test_capacity_just_below_the_count_limit_is_still_counted(d, beta):
+    n = theory.capacity("softmax", d, beta=beta)
+    assert isinstance(n, int) and 2**61 < n < theory.COUNT_LIMIT
+    assert n == pytest.approx(theory.isr_crossing("softmax", d, beta=beta), rel=1e-9)
+
+
+def test_capacity_count_limit_for_any_store():
+    # (n - 1) / 2^20 <= threshold: n <= 2^61 + 1 is counted, n <= 2^62 + 1 is beyond the limit
+    assert theory.capacity("hebbian", 2**20, threshold=2.0**41) < theory.COUNT_LIMIT
+    assert theory.capacity("hebbian", 2**20, threshold=2.0**42) == math.inf
+    assert theory.capacity("hebbian", 64) == 65                       # small capacities stay exact integers
+
+
 # --- the formulas against seeded measurements of the stores --------------------------------------
 
 @pytest.mark.parametrize("keys", ["sphere", "gaussian"])

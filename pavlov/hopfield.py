@@ -1,0 +1,214 @@
+r"""Hopfield networks: the classical binary network, its dense generalisation and the modern continuous one.
+
+A Hopfield network stores :math:`P` patterns :math:`\xi_\mu \in \{-1, +1\}^N` (the rows of ``patterns``
+``[..., P, N]``) and retrieves one from a corrupted cue ``[..., Q, N]`` by descending an energy:
+
+* :func:`classical_recall` (Hopfield 1982): Hebbian weights with zero diagonal, quadratic energy,
+
+  .. math::
+
+      W = \frac1N \sum_\mu \xi_\mu^\top \xi_\mu - \frac PN I, \qquad E(s) = -\tfrac12\, s W s^\top,
+
+  and asynchronous updates :math:`s_i \leftarrow \mathrm{sgn}(h_i)` with the field :math:`h = s W`. No flip
+  raises :math:`E`, so every cue settles in a fixed point. Random patterns lie near fixed points up to
+  about :math:`P = 0.14 N`, and most are exactly fixed points below about :math:`N / (2 \ln N)`
+  (:func:`stable_fraction` counts them).
+* :func:`dense_recall` (Krotov and Hopfield 2016): :math:`E(s) = -\sum_\mu F(\xi_\mu \cdot s)` with
+  :math:`F(x) = x^p`, and
+  :math:`s_i \leftarrow \mathrm{sgn} \sum_\mu [F(\xi_\mu \cdot s^{i+}) - F(\xi_\mu \cdot s^{i-})]`,
+  :math:`s^{i\pm}` being :math:`s` with :math:`s_i = \pm 1`. Its capacity grows as :math:`N^{p-1}`; with
+  :math:`p = 2` the sum is :math:`4 N h_i`, and the update is the classical network's.
+* :func:`modern_retrieve` (Ramsauer et al. 2021): continuous states and
+  :math:`\xi \leftarrow \mathrm{softmax}(\beta\, \xi X^\top)\, X`, one step of which is softmax attention
+  with the patterns :math:`X` as keys and values (:class:`pavlov.stores.SoftmaxStore`).
+
+Both binary networks sweep the :math:`N` neurons in a random order, one permutation per sweep drawn from
+``generator`` and shared by every cue and batch element, and keep :math:`s_i` when its sum is 0. They
+keep the fields (:math:`N h`) or overlaps (:math:`\xi_\mu \cdot s`) of every cue and update them when a
+neuron flips, so a sweep is :math:`N` vectorised steps. These are integers, exact in floating point below
+:math:`2^{24}` (float32; half inputs run in float32) or :math:`2^{53}` (float64). A cue stops when a sweep
+changes nothing (it is then a fixed point) and all stop once every cue has.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from . import _validate
+from ._precision import accumulator
+
+
+class RecallResult(NamedTuple):
+    """The result of a binary recall: ``states`` ``[..., Q, N]`` (±1, in the cues' dtype); ``sweeps`` (long
+    ``[..., Q]``), the sweeps each cue ran, the last, unchanging one counted (``max_sweeps`` when it never settled);
+    ``converged`` (bool ``[..., Q]``), whether it settled in a fixed point."""
+
+    states: torch.Tensor
+    sweeps: torch.Tensor
+    converged: torch.Tensor
+
+
+def _spins(name: str, x) -> torch.Tensor:
+    _validate.tensor(name, x, min_dim=2)
+    if x.device.type != "meta" and not bool((x.abs() == 1).all()):
+        raise ValueError(f"{name} must have entries -1 and +1 only")
+    return x
+
+
+def _pair(first: str, a, second: str, b) -> torch.Size:
+    """Check ``a`` ``[..., P, N]`` and ``b`` ``[..., Q, N]`` of one device and dtype; return their batch shape."""
+    _validate.same_device_dtype(**{first: a, second: b})
+    _validate.shape(second, b, (a.shape[-1],), against=f"the last dimension {a.shape[-1]} of {first}")
+    try:
+        return torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"the batch shape {tuple(b.shape[:-2])} of {second} does not broadcast with that of {first}, "
+                         f"{tuple(a.shape[:-2])}") from None
+
+
+def _start(patterns, cues, max_sweeps, generator):
+    """Checked inputs in the working dtype: the patterns and a fresh state ``[batch..., Q, N]`` from the cues."""
+    batch = _pair("patterns", _spins("patterns", patterns), "cues", _spins("cues", cues))
+    _validate.positive_int("max_sweeps", max_sweeps)
+    _validate.generator("generator", generator, cues.device)
+    work = accumulator(cues.dtype)
+    return patterns.to(work), cues.to(work).expand(*batch, *cues.shape[-2:]).clone()
+
+
+def _sweep(state: torch.Tensor, max_sweeps: int, generator, flip) -> RecallResult:
+    """Asynchronous sweeps of ``state`` ``[..., Q, N]``, in place.
+
+    ``flip(i, active)`` updates neuron ``i`` of the cues where ``active`` (1.0, else 0.0) and returns where it
+    changed. The classical and dense networks share this loop, so one seed gives them one order.
+    """
+    settled = torch.zeros(state.shape[:-1], dtype=torch.bool, device=state.device)
+    sweeps = torch.zeros(state.shape[:-1], dtype=torch.long, device=state.device)
+    for _ in range(max_sweeps):
+        order = torch.randperm(state.shape[-1], generator=generator, device=state.device)
+        active, changed = (~settled).to(state.dtype), torch.zeros_like(settled)
+        for i in order.tolist():
+            changed |= flip(i, active)
+        sweeps += ~settled
+        settled |= ~changed
+        if bool(settled.all()):
+            break
+    return RecallResult(state, sweeps, settled)
+
+
+def _set(state: torch.Tensor, i: int, drive: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+    """Set neuron ``i`` to the sign of ``drive`` (unchanged where it is 0); return the change, 0 or ±2."""
+    spin = state[..., i]
+    step = (torch.where(drive == 0, spin, drive.sign()) - spin) * active
+    state[..., i] += step
+    return step
+
+
+def classical_recall(patterns: torch.Tensor, cues: torch.Tensor, *, max_sweeps: int = 100,
+                     generator: torch.Generator | None = None) -> RecallResult:
+    """Recall from ``cues`` ``[..., Q, N]`` in the classical network storing ``patterns`` ``[..., P, N]`` (both ±1).
+
+    Runs at most ``max_sweeps`` asynchronous sweeps, in orders drawn from ``generator`` (on the cues'
+    device); the batch shapes broadcast. Returns a :class:`RecallResult`.
+
+    >>> pattern = torch.tensor([[1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0]])
+    >>> cue = pattern * torch.tensor([-1.0, -1.0, 1, 1, 1, 1, 1, 1])                 # two bits flipped
+    >>> result = classical_recall(pattern, cue, generator=torch.Generator().manual_seed(0))
+    >>> torch.equal(result.states, pattern), result.sweeps.tolist(), result.converged.tolist()
+    (True, [2], [True])
+    """
+    xi, state = _start(patterns, cues, max_sweeps, generator)
+    weights = xi.transpose(-1, -2) @ xi                          # N W: integers
+    weights.diagonal(dim1=-2, dim2=-1).zero_()
+    fields = state @ weights                                     # N h of every cue
+
+    def flip(i, active):
+        step = _set(state, i, fields[..., i], active)
+        fields.addcmul_(step.unsqueeze(-1), weights[..., i, :].unsqueeze(-2))       # W is symmetric
+        return step != 0
+
+    states, sweeps, converged = _sweep(state, max_sweeps, generator, flip)
+    return RecallResult(states.to(cues.dtype), sweeps, converged)
+
+
+def stable_fraction(patterns: torch.Tensor) -> torch.Tensor:
+    """The fraction ``[...]`` of ``patterns`` ``[..., P, N]`` (±1) that are fixed points of the classical network.
+
+    A pattern is stable when no bit's field has the opposite sign, :math:`h_i \\xi_i \\ge 0` for every
+    :math:`i`: a zero field counts as stable, as :func:`classical_recall` leaves that bit unchanged.
+
+    >>> stable_fraction(torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]]))    # orthogonal
+    tensor(1.)
+    """
+    xi = _spins("patterns", patterns).to(accumulator(patterns.dtype))
+    fields = (xi @ xi.transpose(-1, -2)) @ xi - xi.shape[-2] * xi      # N h = xi (xi^T xi - P I), per pattern
+    return (fields * xi >= 0).all(-1).to(xi.dtype).mean(-1).to(patterns.dtype)
+
+
+def _power(x: torch.Tensor, degree: int) -> torch.Tensor:
+    """``x ** degree`` by repeated products, exact for integers while they are representable."""
+    result = x
+    for _ in range(degree - 1):
+        result = result * x
+    return result
+
+
+def dense_recall(patterns: torch.Tensor, cues: torch.Tensor, *, degree: int, max_sweeps: int = 100,
+                 generator: torch.Generator | None = None) -> RecallResult:
+    """Recall from ``cues`` ``[..., Q, N]`` in the dense memory of energy :math:`-\\sum_\\mu (\\xi_\\mu \\cdot s)^p`.
+
+    ``patterns`` ``[..., P, N]`` and ``cues`` are ±1, ``degree`` :math:`p \\ge 2`. Each neuron's update uses the
+    overlaps without it, :math:`r_\\mu = \\xi_\\mu \\cdot s - \\xi_{\\mu i} s_i`:
+    :math:`s_i \\leftarrow \\mathrm{sgn} \\sum_\\mu [(r_\\mu + \\xi_{\\mu i})^p - (r_\\mu - \\xi_{\\mu i})^p]`. The sums
+    reach :math:`P (N + 1)^p`, exact in float64 below :math:`2^{53}`: use float64. Sweeps, orders and the
+    result are as in :func:`classical_recall`, which ``degree=2`` reproduces exactly.
+
+    >>> pattern = torch.tensor([[1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0]], dtype=torch.float64)
+    >>> cue = -pattern.clone(); cue[0, :5] *= -1                          # three bits flipped
+    >>> result = dense_recall(pattern, cue, degree=3, generator=torch.Generator().manual_seed(0))
+    >>> torch.equal(result.states, pattern), result.converged.tolist()
+    (True, [True])
+    """
+    _validate.positive_int("degree", degree)
+    if degree < 2:
+        raise ValueError(f"degree must be at least 2, got {degree}")
+    xi, state = _start(patterns, cues, max_sweeps, generator)
+    if math.log(xi.shape[-2]) + degree * math.log(xi.shape[-1] + 1) >= math.log(torch.finfo(xi.dtype).max):
+        raise ValueError(f"degree {degree} overflows {xi.dtype}: the energies reach P (N + 1)^degree")
+    overlaps = state @ xi.transpose(-1, -2)                              # [..., Q, P]
+
+    def flip(i, active):
+        column = xi[..., :, i].unsqueeze(-2)                             # xi_{mu i}, [..., 1, P]
+        rest = overlaps - column * state[..., i, None]
+        drive = (_power(rest + column, degree) - _power(rest - column, degree)).sum(-1)
+        step = _set(state, i, drive, active)
+        overlaps.addcmul_(step.unsqueeze(-1), column)
+        return step != 0
+
+    states, sweeps, converged = _sweep(state, max_sweeps, generator, flip)
+    return RecallResult(states.to(cues.dtype), sweeps, converged)
+
+
+def modern_retrieve(cues: torch.Tensor, patterns: torch.Tensor, *, beta: float, steps: int = 1) -> torch.Tensor:
+    """The state ``[..., Q, d]`` of the modern Hopfield network after ``steps`` updates from ``cues`` ``[..., Q, d]``.
+
+    Each update is :math:`\\xi \\leftarrow \\mathrm{softmax}(\\beta\\, \\xi X^\\top)\\, X` with ``patterns`` :math:`X`
+    ``[..., n, d]`` (a numerically stable softmax, no renormalisation between steps), so one step is softmax
+    attention with queries ``cues``, keys and values ``patterns`` and scale ``beta``. Half inputs run in float32.
+
+    >>> patterns = torch.eye(3, dtype=torch.float64)
+    >>> modern_retrieve(torch.tensor([[0.9, 0.2, 0.1]], dtype=torch.float64), patterns, beta=50.0).round(decimals=6)
+    tensor([[1., 0., 0.]], dtype=torch.float64)
+    """
+    _validate.tensor("cues", cues, min_dim=2)
+    _validate.tensor("patterns", patterns, min_dim=2)
+    _pair("cues", cues, "patterns", patterns)
+    beta = _validate.finite_float("beta", beta, positive=True)
+    _validate.positive_int("steps", steps)
+    work = accumulator(cues.dtype)
+    state, xi = cues.to(work), patterns.to(work)
+    for _ in range(steps):
+        state = torch.softmax(beta * (state @ xi.transpose(-1, -2)), dim=-1) @ xi
+    return state.to(cues.dtype)
