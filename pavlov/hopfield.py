@@ -39,6 +39,7 @@ import torch
 
 from . import _validate
 from ._precision import accumulator
+from .runtime import resolve
 
 
 class RecallResult(NamedTuple):
@@ -49,6 +50,40 @@ class RecallResult(NamedTuple):
     states: torch.Tensor
     sweeps: torch.Tensor
     converged: torch.Tensor
+
+
+def random_patterns(*shape: int, generator: torch.Generator | None = None, device=None,
+                    dtype=None) -> torch.Tensor:
+    """Independent patterns of ``shape`` (``..., P, N``) with entries -1 and +1, each with probability 1/2.
+
+    >>> random_patterns(2, 5, 16, generator=torch.Generator().manual_seed(0)).abs().eq(1).all().item()
+    True
+    """
+    shape = tuple(_validate.positive_int("shape", size) for size in shape)
+    if len(shape) < 2:
+        raise ValueError(f"shape must have at least two sizes (patterns, neurons), got {shape}")
+    device, dtype = resolve(device, dtype)
+    _validate.generator("generator", generator, device)
+    bits = torch.randint(0, 2, shape, generator=generator, device=device)
+    return (2 * bits - 1).to(dtype)
+
+
+def flip_bits(patterns: torch.Tensor, fraction: float, *, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Cues from ``patterns`` (±1): each bit flipped independently with probability ``fraction``.
+
+    A cue with a fraction :math:`f` of its bits flipped has overlap :math:`1 - 2f` with its pattern on
+    average.
+
+    >>> round(flip_bits(torch.ones(1, 1000), 0.1, generator=torch.Generator().manual_seed(0)).mean().item(), 3)
+    0.8
+    """
+    _spins("patterns", patterns)
+    fraction = _validate.finite_float("fraction", fraction, nonnegative=True)
+    if fraction > 1:
+        raise ValueError(f"fraction must lie in [0, 1], got {fraction}")
+    _validate.generator("generator", generator, patterns.device)
+    flips = torch.rand(patterns.shape, generator=generator, device=patterns.device) < fraction
+    return torch.where(flips, -patterns, patterns)
 
 
 def _spins(name: str, x) -> torch.Tensor:

@@ -794,6 +794,15 @@ for fn, extra in ((hopfield.classical_recall, {}), (hopfield.dense_recall, {"deg
     CASES.append(bad(fn, {"patterns": spins(2, 3, 8).to("meta"), "cues": spins(2, 4, 8).to("meta")}, "generator",
                      "other-device"))
 CASES += each(hopfield.dense_recall, "degree", ((1, "one"), (True, "bool"), (MISSING, "missing"), (400, "overflow")))
+spec(hopfield.random_patterns, lambda: {"shape": (2, 3, 8), **F64})
+CASES += each(hopfield.random_patterns, "shape", (((8,), "one-size"), ((0, 3), "zero"), ((2.0, 3), "float"),
+                                                  (("2", 3), "str")))
+CASES += [bad(hopfield.random_patterns, {"generator": "abc"}, "generator", "str"),
+          bad(hopfield.random_patterns, {"generator": torch.Generator("cpu"), "device": "meta"}, "generator",
+              "other-device")]
+spec(hopfield.flip_bits, lambda: {"patterns": spins(2, 3, 8), "fraction": 0.1}, tensors={"patterns": 2},
+     probabilities=("fraction",))
+CASES += each(hopfield.flip_bits, "patterns", NOT_SPINS) + each(hopfield.flip_bits, "generator", (("abc", "str"),))
 spec(hopfield.stable_fraction, lambda: {"patterns": spins(2, 3, 8)}, tensors={"patterns": 2})
 CASES += each(hopfield.stable_fraction, "patterns", NOT_SPINS)
 spec(hopfield.modern_retrieve, lambda: {"cues": t(2, 4, 8), "patterns": t(2, 3, 8), "beta": 2.0},

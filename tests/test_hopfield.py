@@ -7,6 +7,8 @@ Identities in float64 are checked to ``EXACT`` (see conftest); the binary networ
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -248,3 +250,16 @@ def test_modern_retrieve_keeps_dtype_and_runs_half_in_float32(dtype):
     assert state.dtype == dtype and state.device == cues.device
     reference = hopfield.modern_retrieve(cues.to(dtype).double(), patterns.to(dtype).double(), beta=2.0, steps=2)
     assert rel_err(reference, state.double()) <= {torch.float32: 1e-6}.get(dtype, 1e-2)
+
+
+def test_random_patterns_and_flipped_cues():
+    gen = torch.Generator().manual_seed(4)
+    patterns = hopfield.random_patterns(50, 20, 400, generator=gen, device="cpu", dtype=torch.float64)
+    assert patterns.shape == (50, 20, 400) and patterns.dtype == torch.float64
+    assert bool(patterns.abs().eq(1).all())
+    assert abs(patterns.mean().item()) < 5 / math.sqrt(patterns.numel())
+    cues = hopfield.flip_bits(patterns, 0.1, generator=gen)
+    overlap = (cues * patterns).mean().item()                      # 1 - 2 f on average
+    assert abs(overlap - 0.8) < 5 * 0.6 / math.sqrt(patterns.numel())
+    assert torch.equal(hopfield.flip_bits(patterns, 0.0, generator=gen), patterns)
+    assert torch.equal(hopfield.flip_bits(patterns, 1.0, generator=gen), -patterns)
