@@ -168,18 +168,32 @@ def classical_recall(patterns: torch.Tensor, cues: torch.Tensor, *, max_sweeps: 
     return RecallResult(states.to(cues.dtype), sweeps, converged)
 
 
+def aligned_fields(patterns: torch.Tensor) -> torch.Tensor:
+    """Each stored bit's field times the bit, :math:`N h_i \\xi_i`, ``[..., P, N]``, in the classical network of ``patterns``.
+
+    An integer, :math:`(N - 1) + S` with :math:`S` the crosstalk of the other patterns; the bit is stable when it is
+    :math:`\\ge 0` (a zero field keeps it, as in :func:`classical_recall`).
+
+    >>> aligned_fields(torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]]))    # orthogonal: S = -1
+    tensor([[2., 2., 2., 2.],
+            [2., 2., 2., 2.]])
+    """
+    xi = _spins("patterns", patterns).to(accumulator(patterns.dtype))
+    fields = (xi @ xi.transpose(-1, -2)) @ xi - xi.shape[-2] * xi      # N h = xi (xi^T xi - P I), per pattern
+    return (fields * xi).to(patterns.dtype)
+
+
 def stable_fraction(patterns: torch.Tensor) -> torch.Tensor:
     """The fraction ``[...]`` of ``patterns`` ``[..., P, N]`` (±1) that are fixed points of the classical network.
 
     A pattern is stable when no bit's field has the opposite sign, :math:`h_i \\xi_i \\ge 0` for every
-    :math:`i`: a zero field counts as stable, as :func:`classical_recall` leaves that bit unchanged.
+    :math:`i` (:func:`aligned_fields`): a zero field counts as stable, as :func:`classical_recall` leaves that bit
+    unchanged.
 
     >>> stable_fraction(torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, -1.0]]))    # orthogonal
     tensor(1.)
     """
-    xi = _spins("patterns", patterns).to(accumulator(patterns.dtype))
-    fields = (xi @ xi.transpose(-1, -2)) @ xi - xi.shape[-2] * xi      # N h = xi (xi^T xi - P I), per pattern
-    return (fields * xi >= 0).all(-1).to(xi.dtype).mean(-1).to(patterns.dtype)
+    return (aligned_fields(patterns) >= 0).all(-1).to(patterns.dtype).mean(-1)
 
 
 def _power(x: torch.Tensor, degree: int) -> torch.Tensor:

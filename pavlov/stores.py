@@ -527,7 +527,8 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
             one, ``chunk_size`` for any kernel store).
 
     Returns:
-        An :class:`IsrMeasurement`.
+        An :class:`IsrMeasurement`. A query whose ISR exceeds the float range (a softmax store so sharp that the
+        target's weight underflows) has ISR ``inf``, and then so have the mean and its standard error.
 
     >>> m = measure_isr("hebbian", 64, 32, trials=100, seed=0, device="cpu")   # m.mean ~ (32 - 1) / 64
     """
@@ -550,7 +551,9 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
     cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen)
     isr, correct = interference_to_signal(build(store, key_set, value_set, **params), queries=cues)
-    mean, se = mean_and_se(isr.mean(-1))                                                # over trials
+    per_trial = isr.mean(-1)
+    # an ISR beyond the float range (a target weight that underflows in a sharp softmax) is inf, and so is the mean
+    mean, se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (isr.new_tensor(math.inf),) * 2
     landed = None
     if query_noise:             # whether each cue's largest inner product is with its own key
         targets = torch.arange(n_queries, device=cues.device).expand(cues.shape[:-1])

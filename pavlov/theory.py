@@ -1403,6 +1403,27 @@ def hopfield_retrieval_overlap(load: float) -> float:
     return math.erf((low + high) / 2)
 
 
+def hopfield_bit_flip(n_neurons: int, n_patterns: int) -> float:
+    r"""The probability, exact, that one bit of a stored random pattern is unstable in the classical Hopfield network.
+
+    The bit's field times the bit is :math:`((N - 1) + S)/N`, with :math:`S` a sum of :math:`M = (P - 1)(N - 1)`
+    independent signs (:func:`hopfield_stable_fraction`), so the bit flips when the binomial :math:`S = 2B - M`
+    falls below :math:`-(N - 1)`.
+
+    >>> hopfield_bit_flip(5, 2), round(hopfield_bit_flip(5, 3) * 256, 9)     # B <= 1 of 8 signs: 9/256
+    (0.0, 9.0)
+    """
+    n_neurons = _validate.positive_int("n_neurons", n_neurons)
+    n_patterns = _validate.positive_int("n_patterns", n_patterns)
+    m = (n_patterns - 1) * (n_neurons - 1)
+    flips_below = math.ceil((m - n_neurons + 1) / 2)       # a flip when B <= flips_below - 1
+    if m == 0 or flips_below <= 0:
+        return 0.0
+    b = torch.arange(flips_below, dtype=torch.float64)
+    log_binomial = math.lgamma(m + 1) - torch.lgamma(b + 1) - torch.lgamma(m - b + 1)
+    return min(torch.logsumexp(log_binomial - m * math.log(2), 0).exp().item(), 1.0)
+
+
 def hopfield_stable_fraction(n_neurons: int, n_patterns: int) -> float:
     r"""The probability that a stored pattern is a fixed point of the classical Hopfield network, with its bits'
     failures taken as independent.
@@ -1417,15 +1438,5 @@ def hopfield_stable_fraction(n_neurons: int, n_patterns: int) -> float:
     >>> hopfield_stable_fraction(100, 1), round(hopfield_stable_fraction(1000, 200), 3)
     (1.0, 0.0)
     """
-    n_neurons = _validate.positive_int("n_neurons", n_neurons)
-    n_patterns = _validate.positive_int("n_patterns", n_patterns)
-    m = (n_patterns - 1) * (n_neurons - 1)
-    # S = 2B - M with B binomial(M, 1/2): a flip when B < (M - N + 1)/2
-    flips_below = math.ceil((m - n_neurons + 1) / 2)       # B <= flips_below - 1
-    if m == 0 or flips_below <= 0:
-        return 1.0
-    b = torch.arange(flips_below, dtype=torch.float64)
-    log_binomial = math.lgamma(m + 1) - torch.lgamma(b + 1) - torch.lgamma(m - b + 1)
-    log_terms = log_binomial - m * math.log(2)
-    p_flip = torch.logsumexp(log_terms, 0).exp().item()
-    return math.exp(n_neurons * math.log1p(-min(p_flip, 1.0))) if p_flip < 1 else 0.0
+    p_flip = hopfield_bit_flip(n_neurons, n_patterns)
+    return math.exp(n_neurons * math.log1p(-p_flip)) if p_flip < 1 else 0.0

@@ -623,6 +623,7 @@ spec(theory.basin_radius, lambda: {"d_key": 4, "n_memories": 3, "delta": 0.1}, i
 CASES += each(theory.basin_radius, "delta", ((0.0, "zero"), (1.0, "one"), (0.7, "below-chance")))
 spec(theory.hopfield_retrieval_overlap, lambda: {"load": 0.1}, nonnegative=("load",))
 spec(theory.hopfield_stable_fraction, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
+spec(theory.hopfield_bit_flip, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
 for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
     spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
          ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
@@ -803,6 +804,8 @@ CASES += [bad(hopfield.random_patterns, {"generator": "abc"}, "generator", "str"
 spec(hopfield.flip_bits, lambda: {"patterns": spins(2, 3, 8), "fraction": 0.1}, tensors={"patterns": 2},
      probabilities=("fraction",))
 CASES += each(hopfield.flip_bits, "patterns", NOT_SPINS) + each(hopfield.flip_bits, "generator", (("abc", "str"),))
+spec(hopfield.aligned_fields, lambda: {"patterns": spins(2, 3, 8)}, tensors={"patterns": 2})
+CASES += each(hopfield.aligned_fields, "patterns", NOT_SPINS)
 spec(hopfield.stable_fraction, lambda: {"patterns": spins(2, 3, 8)}, tensors={"patterns": 2})
 CASES += each(hopfield.stable_fraction, "patterns", NOT_SPINS)
 spec(hopfield.modern_retrieve, lambda: {"cues": t(2, 4, 8), "patterns": t(2, 3, 8), "beta": 2.0},

@@ -364,3 +364,11 @@ def test_no_linear_read_beats_the_bound():
     keys = unit_keys(200, 12, 4, seed=1)
     reads = torch.randn(200, 4, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
     assert (stores.linear_read_isr(keys, reads) >= theory.linear_isr_bound(4, 12) - 1e-12).all()
+
+
+def test_an_isr_beyond_the_float_range_is_infinite_not_an_error():
+    # d = 8, sigma = 1: some cues land nearer another key; at beta = 2000 the target's weight underflows
+    m = stores.measure_isr("softmax", 8, 64, trials=50, seed=1, device="cpu", dtype=torch.float64, beta=2000.0,
+                           query_noise=1.0)
+    assert m.mean == math.inf and m.se == math.inf
+    assert bool(torch.isinf(m.values).any()) and bool((m.values[torch.isfinite(m.values)] >= 0).all())

@@ -117,3 +117,14 @@ def test_hopfield_stable_fraction_by_hand_and_against_the_network():
     # bits of one pattern fail together a little more often than independently: the product is a lower bound
     assert measured.mean().item() > theory.hopfield_stable_fraction(200, 20) - 3 * measured.std().item() / 600**0.5
     assert measured.mean().item() == pytest.approx(theory.hopfield_stable_fraction(200, 20), abs=0.05)
+
+
+@pytest.mark.parametrize("n, p", [(100, 14), (200, 30), (400, 55)])
+def test_hopfield_bit_flip_is_the_measured_rate_of_unstable_bits(n, p):
+    gen = torch.Generator().manual_seed(n)
+    unstable = (hopfield.aligned_fields(hopfield.random_patterns(400, p, n, generator=gen, **F64)) < 0).double()
+    rate = unstable.mean(dim=(-1, -2))                              # one rate per independent network
+    assert abs(rate.mean().item() - theory.hopfield_bit_flip(n, p)) < 5 * rate.std().item() / 20
+    # aligned fields are (N - 1) + S, S of the parity of M = (P - 1)(N - 1)
+    fields = hopfield.aligned_fields(hopfield.random_patterns(3, p, n, generator=gen, **F64))
+    assert bool(((fields - (n - 1) - (p - 1) * (n - 1)) % 2 == 0).all())
