@@ -210,6 +210,8 @@ def _glue(claim: Claim) -> None:
     glue(f"{claim.id}.tolerance", claim.tolerance, display=False)
     if claim.effect is not None:
         glue(f"{claim.id}.effect", claim.effect, display=False)
+    if claim.alternative is not None:
+        glue(f"{claim.id}.alternative", claim.alternative[1], display=False)
 
 
 def load_records(directory: str | os.PathLike | None = None) -> list[dict]:

@@ -1197,12 +1197,12 @@ KERNEL_POWERS = {"hebbian": 1, "relu": 1, "relu2": 2}
 
 
 def noisy_cue_gain(d_key: int, sigma: float, *, store: str = "hebbian", **params) -> float:
-    r"""The factor :math:`\mathbb E\, [\kappa(1)^2/\kappa(c)^2]` by which a noisy cue multiplies a kernel store's mean ISR.
+    r"""The factor :math:`\mathbb E\, [w(1)^2/w(c)^2]` by which a noisy cue multiplies a kernel store's mean ISR.
 
     A cue of the unit key :math:`k` is :math:`q \propto k + \sigma z/\sqrt d` (``stores.noisy_cues``), of cosine
     :math:`c = k \cdot q` with its key. Write :math:`s = \sigma/\sqrt d`, :math:`a = 1 + s z_1` and :math:`R` for the
     squared norm of the other :math:`d - 1` components of :math:`z` (:math:`\chi^2_{d-1}`, independent of :math:`a`):
-    :math:`c^2 = a^2 / (a^2 + s^2 R)`. For the Hebbian store, :math:`\kappa(c) = c`,
+    :math:`c^2 = a^2 / (a^2 + s^2 R)`. For the Hebbian store, :math:`w(c) = c`,
 
     .. math::
 
@@ -1210,14 +1210,14 @@ def noisy_cue_gain(d_key: int, sigma: float, *, store: str = "hebbian", **params
         \mathbb E\, \frac{1}{a^2} \simeq \sum_{j \ge 0} (2j + 1)!!\, s^{2j} = 1 + \frac{3\sigma^2}{d} + \frac{15\sigma^4}{d^2}
         + \dots,
 
-    and for :math:`\kappa(c) = c^p` (``relu``: :math:`p = 1`, ``relu2``: 2, ``polynomial``: its ``degree``),
+    and for :math:`w(c) = c^p` (``relu``: :math:`p = 1`, ``relu2``: 2, ``polynomial``: its ``degree``),
     :math:`\mathbb E\, c^{-2p} = \sum_{j \le p} \binom pj s^{2j}\, \mathbb E R^j\, \mathbb E a^{-2j}`. These series are
     asymptotic, summed up to their smallest term: strictly the means are infinite, because a cue can land
     orthogonal to its key (:math:`a = 0`), but only with a probability of order :math:`e^{-d/(2\sigma^2)}`, and the
     truncated sums are the means over any sample that holds no such cue. For large :math:`d` the Hebbian gain is
     :math:`1 + \sigma^2`: a cue whose noise has the key's power halves the capacity.
 
-    For the softmax store, :math:`\kappa(c) = e^{\beta c}`, the gain :math:`\mathbb E\, e^{2\beta (1 - c)}` is finite and
+    For the softmax store, :math:`w(c) = e^{\beta c}`, the gain :math:`\mathbb E\, e^{2\beta (1 - c)}` is finite and
     integrated on a grid (:func:`nearest_key_accuracy`'s); it grows without bound in :math:`\beta`, fed by the rare
     cues that point away from their key.
 
@@ -1257,8 +1257,8 @@ def noisy_cue_isr(store: str, d_key: int, n_memories: int, sigma: float, **param
     **Kernel stores** (Hebbian, ReLU, squared ReLU, polynomial, softmax): exactly
     :func:`isr` :math:`\times` :func:`noisy_cue_gain`. The cue is a unit vector that depends only on its own key and
     its noise, so the other keys' overlaps with it have the law they have with a stored key, and the crosstalk
-    :math:`\sum_{i \ne j} \kappa(k_i \cdot q) v_i` keeps its mean square; only the target's weight falls, from
-    :math:`\kappa(1)` to :math:`\kappa(c)` (the softmax's normaliser divides both and cancels).
+    :math:`\sum_{i \ne j} w(k_i \cdot q) v_i` keeps its mean square; only the target's weight falls, from
+    :math:`w(1)` to :math:`w(c)` (the softmax's normaliser divides both and cancels).
 
     **Least squares** (an approximation): the read weights are :math:`w = q K^+`; with :math:`q = c k_j + \sqrt{1 - c^2}\, u`,
     :math:`u \perp k_j`, the other weights are :math:`\sqrt{1-c^2}\, u \cdot a_i` for the dual keys :math:`a_i`, of mean square
