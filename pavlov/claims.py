@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from . import _validate
+from .runtime import building_book
 
 RELATIONS = {
     "close": "|measured - predicted| <= tolerance",
@@ -134,7 +135,8 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             and not counted as independent evidence.
 
     >>> c = check("ch0.example", "Two plus two is four.", measured=4.2, predicted=4, tolerance=0.5,
-    ...           source="arithmetic", alternative=("two plus two is five", 5))
+    ...           source="arithmetic", alternative=("two plus two is five", 5))  # doctest: +ELLIPSIS
+    ch0.example holds: measured 4.2, predicted 4 within 0.5 (arithmetic). ... Rules out two plus two is five (5).
     >>> c.alternative_margin, round(c.alternative_distance, 2)
     (2.0, 1.6)
     >>> c = check("ch0.example", "Two plus two is four.", measured=4.4, predicted=4, tolerance=0.5,
@@ -184,7 +186,23 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             f"claim {claim_id} does not rule out its alternative, {alternative[0]} ({alternative[1]:.6g}): "
             f"the measurement {measured:.6g} lies within the tolerance {tol:.3g} of it, so the alternative "
             f"passes as well as the prediction {predicted:.6g}")
+    if not building_book():     # in the built book the prose shows the numbers; elsewhere the cell does
+        print(verdict(claim))
     return claim
+
+
+def verdict(claim: Claim) -> str:
+    """One line for a reader of the notebook alone: the claim, what it measured against what, and what it rules out.
+
+    >>> print(verdict(Claim("ch0.x", "2 + 2 = 4.", 4.0, 4.2, 0.5, "arithmetic", "close", True, 0.4)))
+    ch0.x holds: measured 4.2, predicted 4 within 0.5 (arithmetic). 2 + 2 = 4.
+    """
+    relation = {"close": "predicted", "at_most": "at most", "at_least": "at least"}[claim.relation]
+    line = (f"{claim.id} {'holds' if claim.passed else 'FAILS'}: measured {claim.measured:.4g}, {relation} "
+            f"{claim.predicted:.4g} within {claim.tolerance:.3g} ({claim.source}). {claim.statement}")
+    if claim.alternative is not None:
+        line += f" Rules out {claim.alternative[0]} ({claim.alternative[1]:.4g})."
+    return line
 
 
 def _record(claim: Claim) -> None:

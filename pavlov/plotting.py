@@ -17,6 +17,8 @@ import os
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from . import runtime
+
 # Okabe and Ito's palette, which readers with any common colour-vision deficiency tell apart (yellow
 # last: it is faint on white); each series also gets its own marker and line style, so no figure
 # depends on colour alone.
@@ -130,7 +132,7 @@ EXPLORERS: list[Explorer] = []
 """Every explorer shown in this session, the latest last (tests move their controls through it)."""
 
 
-STATIC = "PAVLOV_BOOK"
+STATIC = runtime.BOOK
 """The environment variable that ``make book`` sets: explorers then show precomputed frames (:func:`static_explorer`)."""
 MAX_FRAMES = 36
 """The most frames one static explorer may precompute (each is an SVG of about 50 kB in the page)."""

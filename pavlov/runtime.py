@@ -140,6 +140,15 @@ def resolve(device=None, dtype=None) -> tuple[torch.device, torch.dtype]:
     return device, dtype
 
 
+BOOK = "PAVLOV_BOOK"
+"""The environment variable that ``make book`` sets while it executes the chapters for the built pages."""
+
+
+def building_book() -> bool:
+    """Whether the chapters are being executed for the built book (:data:`BOOK` set)."""
+    return bool(os.environ.get(BOOK))
+
+
 def run_info() -> dict:
     """The package version, device, scale and software versions of this run."""
     from . import __version__

@@ -821,7 +821,8 @@ PLANNED_CASES = 2000
 EXEMPT = {
     # no arguments
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
-    "runtime.setup": "no arguments", "claims.records_dir": "no arguments",
+    "runtime.setup": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
+    "claims.verdict": "formats a Claim, which check made from checked arguments",
     "book.scales": "no arguments", "book.benchmarks": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",

@@ -10,7 +10,8 @@ pavlov with ``%pip`` exactly as written. The repository it installs from is mapp
 
 Checked: installing pavlov would change no preinstalled package (pip's own dry-run report) and, after
 every page, none was changed; every cell runs, none takes a minute of CPU time (so none takes a minute
-on an idle machine); every explorer control, moved once, redraws its figure.
+on an idle machine); every explorer control, set to each end of its range and to a value between, redraws
+its figure; and when pavlov cannot be installed the setup cell stops with one message saying what to do.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pytest
 import yaml
 from conftest import toc_files
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".venv-colab" / "bin" / "python"
@@ -61,8 +63,8 @@ get_ipython().events.register("pre_run_cell", _cell_started)
 get_ipython().events.register("post_run_cell", _cell_ended)
 """
 
-# Run after a page, in its kernel: move each explorer control once, from the explorer's first setting, and
-# check that the figure changes.
+# Run after a page, in its kernel: set each explorer control, from the explorer's first setting, to each end
+# of its range and to one value between, and check that every setting redraws the figure without an error.
 MOVE_CONTROLS = '''
 import io
 import json
@@ -77,24 +79,32 @@ def _png(figure):
     return buffer.getvalue()
 
 
-def _moved(control):
-    if hasattr(control, "index"):                      # a menu: the next option
-        return {"index": (control.index + 1) % len(control.options)}
-    return {"value": control.max if control.value != control.max else control.min}   # a slider: one end
+def _settings(control):
+    """(attribute, value) pairs: a menu's first, middle and last option; a slider's ends and midpoint."""
+    if hasattr(control, "index"):
+        last = len(control.options) - 1
+        return [("index", i) for i in sorted({0, last // 2, last})]
+    low, high = control.min, control.max
+    if hasattr(control, "base"):                       # a log slider's ends are exponents
+        low, high, middle = control.base**low, control.base**high, control.base ** ((low + high) / 2)
+    else:
+        middle = (low + high) // 2 if isinstance(control.value, int) else (low + high) / 2
+    return [("value", v) for v in (low, middle, high)]
 
 
 moved = []
 for explorer in plotting.EXPLORERS:
     for name, control in explorer.controls.items():      # each from the explorer's first setting
-        before, move = _png(explorer.figure), _moved(control)
-        first = {attribute: getattr(control, attribute) for attribute in move}
-        for attribute, value in move.items():
-            setattr(control, attribute, value)
-        assert _png(explorer.figure) != before, f"moving {name} left the figure as it was"
-        for attribute, value in first.items():
-            setattr(control, attribute, value)
-        moved.append(name)
-print(f"ipywidgets {ipywidgets.__version__}; controls moved: {moved}")
+        first = _png(explorer.figure)
+        for attribute, value in _settings(control):
+            start = getattr(control, attribute)
+            if value == start:
+                continue
+            setattr(control, attribute, value)       # redraws, or raises what the figure raised
+            assert _png(explorer.figure) != first, f"setting {name} to {value!r} left the figure as it was"
+            setattr(control, attribute, start)
+            moved.append(f"{name}={getattr(control, 'label', None) or value!r}")
+print(f"ipywidgets {ipywidgets.__version__}; settings drawn: {moved}")
 print("CPU seconds per cell:", json.dumps(_cpu_seconds))
 '''
 
@@ -155,6 +165,26 @@ def colab(tmp_path_factory):
                PYDEVD_DISABLE_FILE_VALIDATION="1")   # Colab's debugger otherwise warns at every kernel start
     subprocess.run([str(PYTHON), "-m", "pip", "uninstall", "--yes", "--quiet", "pavlov"], env=env, capture_output=True)
     return {"env": env, "base": base, "preinstalled": preinstalled(env)}
+
+
+def test_a_failed_install_stops_the_setup_cell_with_one_message(colab, tmp_path, monkeypatch):
+    # the repository out of reach: git maps its URL to a folder that does not exist
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f'[url "file://{tmp_path / "missing"}"]\n\tinsteadOf = {REPOSITORY_URL}\n',
+                         encoding="utf-8")
+    env = {**colab["env"], "GIT_CONFIG_GLOBAL": str(gitconfig)}
+    subprocess.run([str(PYTHON), "-m", "pip", "uninstall", "--yes", "--quiet", "pavlov"], env=env, capture_output=True)
+    nb = nbformat.read(ROOT / PAGES[0], as_version=4)
+    nb.cells = [c for c in nb.cells if c.cell_type == "code"][:2]       # the setup cell and the next
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    for key in set(os.environ) - set(env):
+        monkeypatch.delenv(key)
+    with pytest.raises(CellExecutionError) as stopped:
+        NotebookClient(nb, kernel_name="colab", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert stopped.value.ename == "SystemExit" and "could not be installed from" in stopped.value.evalue
+    assert REPOSITORY_URL in stopped.value.evalue and "%pip install ./pavlov" in stopped.value.evalue
+    assert nb.cells[1].get("execution_count") is None, "the chapter ran on past the failed install"
 
 
 def test_installing_pavlov_changes_no_preinstalled_package(colab):

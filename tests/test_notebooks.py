@@ -36,6 +36,15 @@ import sys
 
 if "google.colab" in sys.modules:
     %pip install --quiet "pavlov @ git+{REPOSITORY_URL}"
+    import importlib.util
+
+    importlib.invalidate_caches()
+    if importlib.util.find_spec("pavlov") is None:
+        raise SystemExit(
+            "pavlov could not be installed from {REPOSITORY_URL} "
+            "(pip says why above). Check the connection, or upload a copy of the "
+            "repository and run %pip install ./pavlov, then run this cell again."
+        )
 
 import torch
 import pavlov as pv
