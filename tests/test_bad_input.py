@@ -634,6 +634,19 @@ for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change
               bad(fn, {"foo": 1}, "foo", "unknown-parameter"),
               bad(fn, {"rule": "kalman", "beta": MISSING, "ridge": 0.0}, "ridge", "foreign-parameter")]
 CASES.append(bad(theory.erasure_change, {"n_memories": 5}, "n_memories", "beyond-d_key-delta"))
+for fn in (theory.retrieval_bits, theory.bits_per_number):
+    spec(fn, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "d_value": 2, "beta": 2.0}, positive=("beta",),
+         options=("store", "keys"), ints=("d_key", "n_memories", "d_value"))
+    CASES += [bad(fn, {"store": "polynomial", "beta": MISSING}, "degree", "missing"),
+              bad(fn, {"store": "hebbian"}, "beta", "foreign-parameter")]
+spec(theory.stored_numbers, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "d_value": 2},
+     options=("store",), ints=("d_key", "n_memories", "d_value"))
+spec(theory.optimal_load, lambda: {"store": "softmax", "d_key": 4, "d_value": 2, "n_max": 64, "beta": 2.0},
+     positive=("beta",), options=("store", "keys"), ints=("d_key", "d_value", "n_max"))
+CASES += [bad(theory.optimal_load, {"n_max": 1}, "n_max", "one"),
+          bad(theory.optimal_load, {"store": "least_squares", "beta": MISSING, "n_max": 4}, "n_max", "noiseless"),
+          bad(theory.optimal_load, {"store": "polynomial", "beta": MISSING}, "degree", "missing"),
+          bad(theory.optimal_load, {"store": "hebbian"}, "beta", "foreign-parameter")]
 
 # --- phenomena ---
 
