@@ -275,6 +275,15 @@ MACHINERY = ("plotting.subplots(", "plt.show(", "plotting.explorer(", "claims.ch
 
 
 @by_notebook
+def test_a_cell_ending_in_a_claim_check_prints_no_repr(path):
+    # the check prints its verdict; a Claim left as the cell's value would show its repr below it
+    shown = [i for i, cell in enumerate(code_cells(read(path)))
+             if (body := python_of(cell).body) and isinstance(body[-1], ast.Expr)
+             and ast.unparse(body[-1]).startswith(CHECK) and not cell.source.rstrip().endswith(";")]
+    assert not shown, f"code cells ending in a claim check without ';' (index among code cells): {shown}"
+
+
+@by_notebook
 def test_figures_and_claim_checks_are_folded(path):
     # their code is machinery: folded behind a toggle (hide-input), their output shown
     open_cells = [i for i, cell in enumerate(read(path).cells) if cell.cell_type == "code"
