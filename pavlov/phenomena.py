@@ -311,9 +311,9 @@ class PhenomenaTable:
     def reproduced(self) -> dict[str, dict[str, bool]]:
         return {rule: {name: ok for name, (_, ok) in row.items()} for rule, row in self.results.items()}
 
-    def _cell(self, index: float, ok: bool) -> str:
+    def _cell(self, index: float, ok: bool, cross: str = "✗") -> str:
         shown = "∞" if index == float("inf") else f"{index:.2f}".replace("-0.00", "0.00")
-        return f"{'✓' if ok else '✗'} ({shown})"
+        return f"{'✓' if ok else cross} ({shown})"
 
     def _repr_html_(self) -> str:
         """One row per phenomenon, one column per rule; each cell names its rule (``data-label``), so that
@@ -328,7 +328,8 @@ class PhenomenaTable:
         return f'<table class="verdicts-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     def __repr__(self) -> str:
-        return "\n".join(f"{rule}: " + ", ".join(f"{p} {self._cell(*row[p])}" for p in PHENOMENA)
+        # plain text (the PDF's): × where the HTML has ✗, which the PDF's monospaced font lacks
+        return "\n".join(f"{rule}: " + ", ".join(f"{p} {self._cell(*row[p], cross='×')}" for p in PHENOMENA)
                          for rule, row in self.results.items())
 
 

@@ -230,6 +230,7 @@ def test_phenomena_table():
     assert reproduced["RW"]["blocking"] and not reproduced["Hebb"]["blocking"]
     assert "<table" in table._repr_html_() and "spontaneous recovery" in table._repr_html_()
     assert repr(table).count("\n") == 1
+    assert "✗" not in repr(table) and "✗" in table._repr_html_()      # the PDF's monospaced font has ×, not ✗
 
 
 # --- bad input -------------------------------------------------------------------------------------
