@@ -7,6 +7,7 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 :mod:`~pavlov.phenomena` (classic conditioning experiments), :mod:`~pavlov.drift` (concept drift, forgetting),
 :mod:`~pavlov.mqar` (multi-query associative recall: trained models),
 :mod:`~pavlov.hopfield` (Hopfield networks: classical, dense and modern),
+:mod:`~pavlov.channel` (retrieval as a noisy channel: the bits of a read),
 :mod:`~pavlov.theory` (closed forms), :mod:`~pavlov.stats`,
 :mod:`~pavlov.timing`, :mod:`~pavlov.claims` (the ledger of checked claims) and :mod:`~pavlov.book`
 (what the book ships about itself). :mod:`~pavlov.plotting`
@@ -15,11 +16,11 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 
 __version__ = "0.1.0"
 
-from . import (attention, book, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,  # noqa: E402
+from . import (attention, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,  # noqa: E402
                stats, stimuli, stores, theory, timing)
 from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup  # noqa: E402
 from .stimuli import random_stimuli  # noqa: E402
 
-__all__ = ["attention", "book", "by_scale", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
+__all__ = ["attention", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
            "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",
            "stats", "stimuli", "stores", "theory", "timing"]

@@ -29,7 +29,7 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
+from pavlov import (attention, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
                     stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
@@ -785,6 +785,32 @@ CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
     ("level", NAN, "nan"), ("level", 1.5, "above-one"), ("accuracies", [0.9, 0.6], "length-mismatch"),
     ("pairs", [], "empty"), ("pairs", [8, 0, 32], "zero"))]
 
+# --- channel ---
+
+spec(channel.read_weights, lambda: {"memory": "hebbian", "keys": t(2, 5, 3)}, tensors={"keys": 2},
+     options=("memory",))
+CASES += [bad(channel.read_weights, {"memory": "softmax", "beta": -1.0}, "beta", "negative"),
+          bad(channel.read_weights, {"memory": "decay"}, "gamma", "missing"),
+          bad(channel.read_weights, {"memory": "delta", "beta": NAN}, "beta", "nan")]
+spec(channel.read_isr, lambda: {"weights": t(2, 4, 4)}, tensors={"weights": 2})
+CASES += each(channel.read_isr, "weights", ((t(2, 4, 3), "not-square"),))
+spec(channel.read_bits, lambda: {"isr": t(2, 4).abs(), "d_value": 3}, ints=("d_value",))
+CASES += each(channel.read_bits, "isr", (([1.0], "list"), (torch.ones(2, dtype=torch.int64), "int64"),
+                                         (-t(2, 4).abs(), "negative"), (with_value(t(2, 4).abs(), NAN), "nan")))
+spec(channel.measure_bits, lambda: {"memory": "hebbian", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
+     ints=("d_key", "n_memories", "trials", "d_value"), options=("memory", "keys"))
+CASES += (each(channel.measure_bits, "trials", ((1, "one-trial"),))
+          + each(channel.measure_bits, "n_memories", ((1, "one"),))
+          + each(channel.measure_bits, "seed", ((-1, "negative"),)))
+CASES += [bad(channel.measure_bits, {"memory": "softmax", "beta": -1.0}, "beta", "negative"),
+          bad(channel.measure_bits, {"foo": 1}, "foo", "unknown-parameter")]
+spec(theory.hebbian_read_bits, lambda: {"d_key": 4, "n_memories": 3, "d_value": 2},
+     ints=("d_key", "n_memories", "d_value"))
+CASES += each(theory.hebbian_read_bits, "n_memories", ((1, "one"),))
+spec(theory.decay_retrieval_bits, lambda: {"gamma": 0.9, "d": 4, "length": 5, "d_value": 2},
+     ints=("d", "length", "d_value"), probabilities=("gamma",))
+CASES += each(theory.decay_retrieval_bits, "gamma", ((0.0, "zero"),))
+
 # --- hopfield ---
 
 
@@ -845,7 +871,7 @@ EXEMPT = {
     "claims.Claim": "data class", "claims.ClaimTable": "display of checked records", "drift.Drift": "data class",
     "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class", "stores.Erasure": "data class",
     "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
-    "timing.Timing": "data class", "hopfield.RecallResult": "data class",
+    "timing.Timing": "data class", "hopfield.RecallResult": "data class", "channel.BitsMeasurement": "data class",
     "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }

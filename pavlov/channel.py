@@ -1,0 +1,145 @@
+r"""Retrieval as a noisy channel: how many bits a store's reads carry, measured exactly for Gaussian values.
+
+Every store of :mod:`pavlov.stores`, and every linear write rule of :mod:`pavlov.rules`, reads memory
+:math:`j` as a weighted sum of the values, :math:`r_j = \sum_i W_{ji} v_i`, with weights :math:`W` set by the
+keys alone. So, given the keys :math:`K`, a read is linear in the values, and with values of independent
+:math:`\mathcal N(0, \sigma^2)` entries it is a Gaussian channel: the signal :math:`W_{jj} v_j` plus crosstalk
+:math:`\sum_{i \ne j} W_{ji} v_i`, Gaussian, independent of :math:`v_j`, of power
+:math:`\sigma^2 \sum_{i \ne j} W_{ji}^2` per entry. Its information is exactly
+
+.. math::
+
+    I(v_j; r_j \mid K) = \frac{d_v}{2} \log_2\Big(1 + \frac{1}{\mathrm{ISR}_j(K)}\Big), \qquad
+    \mathrm{ISR}_j(K) = \frac{\sum_{i \ne j} W_{ji}^2}{W_{jj}^2},
+
+the ISR of the read averaged over the values. :func:`measure_bits` averages it over independent key sets:
+the information one read carries when it is decoded alone, the crosstalk treated as noise, as a query is.
+:func:`pavlov.theory.retrieval_bits` is the lower bound from the mean ISR that Jensen's inequality gives.
+
+The weights come from the memory's own code: written with the standard basis :math:`e_i` as values, a store
+or rule returns row :math:`j` of :math:`W` when read with :math:`k_j` (:func:`read_weights`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from . import _validate, rules, stores
+from .runtime import generator, resolve, seed_or_fresh
+from .stats import mean_and_se
+from .stimuli import KINDS, random_stimuli
+
+RULES = ("decay", "delta")
+"""The write rules :func:`read_weights` takes besides the stores (the Hebbian rule is the Hebbian store)."""
+
+MEMORIES = (*stores.STORES, *RULES)
+
+
+def read_weights(memory: str, keys: torch.Tensor, **params) -> torch.Tensor:
+    r"""The weights :math:`W` ``[..., n, n]`` of a memory's reads: :math:`W_{ji}`, the weight of memory :math:`i` in the read by :math:`k_j`.
+
+    ``memory`` names a store (:data:`pavlov.stores.STORES`, ``params`` passed to it) or a write rule of
+    :data:`RULES` (``gamma`` for ``"decay"``, ``beta`` for ``"delta"``), which writes the ``n`` pairs in order,
+    the last one most recently. The store or rule is written with the standard basis as values, so that each
+    read returns one row of :math:`W`; the values never enter :math:`W`. A softmax store's row is normalised.
+
+    >>> keys = torch.eye(3, dtype=torch.float64)
+    >>> read_weights("hebbian", keys)          # orthonormal keys: no crosstalk
+    tensor([[1., 0., 0.],
+            [0., 1., 0.],
+            [0., 0., 1.]], dtype=torch.float64)
+    """
+    _validate.option("memory", memory, MEMORIES)
+    keys = _validate.tensor("keys", keys, min_dim=2)
+    n = keys.shape[-2]
+    basis = torch.eye(n, device=keys.device, dtype=keys.dtype).expand(*keys.shape[:-2], n, n)
+    if memory in RULES:
+        _, state = rules.RULES[memory](keys, keys, basis, **params)      # state (..., d_k, n)
+        return keys @ state
+    targets = torch.arange(n, device=keys.device).expand(keys.shape[:-1])
+    return stores.build(memory, keys, basis, **params).read(keys, targets)[0]
+
+
+def read_isr(weights: torch.Tensor) -> torch.Tensor:
+    r""":math:`\mathrm{ISR}_j(K) = \sum_{i \ne j} W_{ji}^2 / W_{jj}^2` ``[..., n]``: each read's ISR averaged over the values.
+
+    >>> read_isr(torch.tensor([[1.0, 0.5], [0.5, 1.0]]))
+    tensor([0.2500, 0.2500])
+    """
+    weights = _validate.tensor("weights", weights, min_dim=2)
+    if weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"weights must be square [..., n, n], got {tuple(weights.shape)}")
+    signal = torch.diagonal(weights, dim1=-2, dim2=-1).pow(2)
+    return (weights.pow(2).sum(-1) - signal) / signal
+
+
+def read_bits(isr: torch.Tensor, d_value: int) -> torch.Tensor:
+    r""":math:`(d_v/2) \log_2(1 + 1/\mathrm{ISR})`: the bits of a Gaussian read of ``d_value`` entries at that ISR (inf at 0).
+
+    >>> read_bits(torch.tensor([1.0, 1 / 3]), 4)
+    tensor([2., 4.])
+    """
+    isr = _validate.tensor("isr", isr, min_dim=0, finite=False)
+    if bool((isr < 0).any()) or bool(isr.isnan().any()):
+        raise ValueError("isr must be non-negative")
+    d_value = _validate.positive_int("d_value", d_value)
+    return d_value / 2 * torch.log1p(1 / isr) / math.log(2)
+
+
+class BitsMeasurement(NamedTuple):
+    """The result of :func:`measure_bits`.
+
+    ``bits``, ``bits_se``: the information per read in bits, exact given the keys, and its standard error
+    over trials (each trial's reads averaged first: they share a store); ``isr``, ``isr_se``: the mean ISR
+    over the values, and its standard error; ``per_read``: every read's ISR over the values
+    ``[trials, n]``; ``seed``: the seed used.
+    """
+
+    bits: float
+    bits_se: float
+    isr: float
+    isr_se: float
+    per_read: torch.Tensor
+    seed: int
+
+
+def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_value: int | None = None,
+                 keys: str = "sphere", seed: int | None = None, device=None, dtype=None, **params) -> BitsMeasurement:
+    r"""The information one read of a memory carries about its value, in bits, for Gaussian values.
+
+    Each trial draws ``n_memories`` keys from the ensemble ``keys`` (:func:`pavlov.stimuli.random_stimuli`),
+    finds the weights of every read (:func:`read_weights`), and from them each read's ISR over the values,
+    :math:`\mathrm{ISR}_j(K)` (:func:`read_isr`), and its exact information for values of ``d_value``
+    (default ``d_key``) Gaussian entries, :math:`(d_v/2)\log_2(1 + 1/\mathrm{ISR}_j(K))` (:func:`read_bits`;
+    the module's docstring derives it). No value is drawn: given the keys, the average over Gaussian values is
+    exact. A read without crosstalk has infinite information, and then so has the mean (``bits`` and
+    ``bits_se`` are ``math.inf``): a ReLU store read by a key whose overlaps with all the others are negative,
+    with probability :math:`2^{-(n-1)}` on the sphere. Least squares below its capacity has no crosstalk
+    either, but in floating point its ISR is rounding error, and the bits it reports measure the precision.
+
+    >>> m = measure_bits("hebbian", 32, 33, trials=50, seed=0, device="cpu", dtype=torch.float64)
+    >>> round(m.bits / 16, 1)             # about log2(1 + 1/ISR), ISR = 32/32
+    1.0
+    """
+    _validate.option("memory", memory, MEMORIES)
+    d_key, n_memories, trials = (_validate.positive_int(name, x) for name, x in
+                                 (("d_key", d_key), ("n_memories", n_memories), ("trials", trials)))
+    if trials < 2:
+        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
+    if n_memories < 2:
+        raise ValueError(f"n_memories must be at least 2 (one memory has no crosstalk), got {n_memories}")
+    _validate.option("keys", keys, KINDS)
+    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
+    seed = seed_or_fresh(seed)
+    device, dtype = resolve(device, dtype)
+    key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
+                             device=device, dtype=dtype)
+    isr = read_isr(read_weights(memory, key_set, **params))                # (trials, n)
+    per_trial = read_bits(isr, d_value).mean(-1)
+    # a read without crosstalk (a ReLU store whose other overlaps are all negative) carries infinite information
+    bits, bits_se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (math.inf, math.inf)
+    mean_isr, isr_se = mean_and_se(isr.mean(-1))
+    return BitsMeasurement(float(bits), float(bits_se), mean_isr.item(), isr_se.item(), isr, seed)
