@@ -246,7 +246,25 @@ def regression_ladder():
     return fig
 
 
+def noisy_channel():
+    """Chapter 11: a read as Shannon's channel: the value is the message, the other memories the noise."""
+    fig, ax = _canvas(2.8)
+    _box(ax, 1.1, 6.0, "message:\nvalue $v_j$\n(the food)", width=2.0, height=2.4, color=1)
+    _box(ax, 3.9, 6.0, "write, then\nread by $k_j$", width=2.2, height=2.4, color=2)
+    _box(ax, 6.2, 6.0, "+", width=0.8, height=1.2, color=5, filled=False)
+    _box(ax, 8.8, 6.0, "decoder:\nestimate\nof $v_j$", width=2.2, height=2.4, color=4)
+    _box(ax, 6.2, 1.6, "noise: crosstalk $\\sum_{i \\ne j} W_{ji} v_i$\n(the other pairings)", width=4.6,
+         height=1.8, color=0, filled=False)
+    _arrow(ax, (2.1, 6.0), (2.8, 6.0))
+    _arrow(ax, (5.0, 6.0), (5.8, 6.0), text="$W_{jj} v_j$", offset=(0.0, 0.5))
+    _arrow(ax, (6.2, 2.5), (6.2, 5.4))
+    _arrow(ax, (6.6, 6.0), (7.7, 6.0), text="read $r_j$", offset=(0.0, 0.5))
+    ax.text(5.0, 9.6, "SNR $= 1/\\mathrm{ISR}_j$:  $\\frac{d_v}{2} \\log_2(1 + \\mathrm{SNR})$ bits a read",
+            ha="center", fontsize=10)
+    return fig
+
+
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
             "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
-            "ch8": regression_ladder, "ch9": mqar_sequence}
+            "ch8": regression_ladder, "ch9": mqar_sequence, "ch11": noisy_channel}
 """Each chapter's concept diagram, by chapter."""

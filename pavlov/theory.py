@@ -1649,8 +1649,9 @@ def hebbian_read_bits(d_key: int, n_memories: int, *, d_value: int | None = None
         \qquad f''(x) = \frac{2x + 1}{x^2 (1 + x)^2 \ln 2}.
 
     The gap :math:`f''(\mu) \mathrm{Var} X / 2` is positive (:math:`f` is convex) and, relative to the bound,
-    falls as :math:`1/n` at a fixed :math:`n/d`; the next term, of the third moment of :math:`X`, is smaller by a further factor of order
-    :math:`1/d`.
+    falls as :math:`1/n` at a fixed :math:`n/d`. The terms of the third and fourth moments of :math:`X` are of the
+    same order in :math:`1/n` but carry smaller constants; at :math:`d = 32` the second-order form matches the exact
+    mean to better than 0.1 % from :math:`n = 32` on (``tests/test_channel.py`` checks it within standard errors).
 
     >>> round(hebbian_read_bits(32, 33) - retrieval_bits("hebbian", 32, 33) / 33, 3)    # the gap, in bits
     0.493

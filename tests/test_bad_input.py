@@ -804,6 +804,13 @@ CASES += (each(channel.measure_bits, "trials", ((1, "one-trial"),))
           + each(channel.measure_bits, "seed", ((-1, "negative"),)))
 CASES += [bad(channel.measure_bits, {"memory": "softmax", "beta": -1.0}, "beta", "negative"),
           bad(channel.measure_bits, {"foo": 1}, "foo", "unknown-parameter")]
+spec(channel.decode_codebook, lambda: {"memory": "hebbian", "d_key": 4, "n_memories": 3, "codebook_bits": 2,
+                                      "trials": 2, "seed": 0, **F64},
+     ints=("d_key", "n_memories", "codebook_bits", "trials", "d_value"), options=("memory",))
+CASES += (each(channel.decode_codebook, "trials", ((1, "one-trial"),))
+          + each(channel.decode_codebook, "n_memories", ((1, "one"),))
+          + each(channel.decode_codebook, "codebook_bits", ((25, "too-large"),)))
+CASES.append(bad(channel.decode_codebook, {"memory": "softmax", "beta": -1.0}, "beta", "negative"))
 spec(theory.hebbian_read_bits, lambda: {"d_key": 4, "n_memories": 3, "d_value": 2},
      ints=("d_key", "n_memories", "d_value"))
 CASES += each(theory.hebbian_read_bits, "n_memories", ((1, "one"),))
@@ -872,6 +879,7 @@ EXEMPT = {
     "stores.IsrMeasurement": "data class", "stores.CapacityMeasurement": "data class", "stores.Erasure": "data class",
     "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
     "timing.Timing": "data class", "hopfield.RecallResult": "data class", "channel.BitsMeasurement": "data class",
+    "channel.CodebookMeasurement": "data class",
     "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }

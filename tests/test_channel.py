@@ -106,3 +106,29 @@ def test_decay_retrieval_bits_below_the_hebbian_limit():
     for gamma in (0.9, 0.97, 0.995):
         per_number = theory.decay_retrieval_bits(gamma=gamma, d=32, length=20000) / 32**2
         assert per_number < theory.HEBBIAN_BITS_LIMIT
+
+
+def test_codebook_decoder_reaches_the_exact_information():
+    m = channel.decode_codebook("hebbian", 32, 65, codebook_bits=12, trials=100, d_value=8, seed=1, **F64)
+    assert abs(m.bits - m.exact) <= 5 * math.hypot(m.bits_se, m.exact_se)
+    assert 0.5 < m.error < 1                              # 12 bits asked of a read that carries about 2.4
+
+
+def test_codebook_bits_never_exceed_the_codebook():
+    m = channel.decode_codebook("softmax", 16, 8, codebook_bits=3, trials=50, d_value=4, seed=2, beta=8.0, **F64)
+    assert m.bits <= 3 + 5 * m.bits_se and m.error < 0.5
+
+
+def test_codebook_chunks_give_the_same_answer():
+    # the trials are decoded in chunks: the chunk size changes the order of the draws, not the statistics
+    import pavlov.channel as module
+
+    kwargs = {"codebook_bits": 6, "trials": 12, "d_value": 4, "seed": 3, **F64}
+    whole = channel.decode_codebook("hebbian", 8, 10, **kwargs)
+    original = module.SCORE_ELEMENTS
+    try:
+        module.SCORE_ELEMENTS = 10 * 2**6 * 5               # five trials a chunk
+        chunked = channel.decode_codebook("hebbian", 8, 10, **kwargs)
+    finally:
+        module.SCORE_ELEMENTS = original
+    assert abs(chunked.bits - whole.bits) <= 5 * math.hypot(chunked.bits_se, whole.bits_se)
