@@ -42,6 +42,9 @@ RULES = ("decay", "delta")
 
 MEMORIES = (*stores.STORES, *RULES)
 
+WEIGHT_ELEMENTS = 2**22
+"""The most entries of read weights :func:`measure_bits` forms at once (``[trials, n, n]``, in chunks of trials)."""
+
 SCORE_ELEMENTS = 2**22
 """The most entries :func:`decode_codebook` scores at once (``[trials, n, M]``, in chunks of trials)."""
 
@@ -122,7 +125,8 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     finds the weights of every read (:func:`read_weights`), and from them each read's ISR over the values,
     :math:`\mathrm{ISR}_j(K)` (:func:`read_isr`), and its exact information for values of ``d_value``
     (default ``d_key``) Gaussian entries, :math:`(d_v/2)\log_2(1 + 1/\mathrm{ISR}_j(K))` (:func:`read_bits`;
-    the module's docstring derives it). No value is drawn: given the keys, the average over Gaussian values is
+    the module's docstring derives it). The trials are read in chunks of at most :data:`WEIGHT_ELEMENTS`
+    weights (or one trial), so that the memory does not grow with their number. No value is drawn: given the keys, the average over Gaussian values is
     exact. A read without crosstalk has infinite information, and then so has the mean (``bits`` and
     ``bits_se`` are ``math.inf``): a ReLU store read by a key whose overlaps with all the others are negative,
     with probability :math:`2^{-(n-1)}` on the sphere. Least squares below its capacity has no crosstalk
@@ -145,7 +149,10 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     device, dtype = resolve(device, dtype)
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
                              device=device, dtype=dtype)
-    isr = read_isr(read_weights(memory, key_set, **params))                # (trials, n)
+    # the weights [chunk, n, n] of a chunk of trials at a time: memory that does not grow with the trials
+    chunk = max(1, WEIGHT_ELEMENTS // n_memories**2)
+    isr = torch.cat([read_isr(read_weights(memory, key_set[start:start + chunk], **params))
+                     for start in range(0, trials, chunk)])                # (trials, n)
     per_trial = read_bits(isr, d_value).mean(-1)
     # a read without crosstalk (a ReLU store whose other overlaps are all negative) carries infinite information
     bits, bits_se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (math.inf, math.inf)
