@@ -10,6 +10,10 @@ The ``source-verdicts`` directive is the closing page's table of the sources' cl
 gives a claim of a source, its verdict and the book's claims that are its evidence; it renders with
 each piece of evidence's measured and predicted values, linked to the ledger. An evidence claim that
 is missing or failed, or a verdict not in :data:`VERDICTS`, is a build warning.
+
+The ``chapter-resources`` directive is the GPU page's table of what each chapter used in this build: its
+time, and its peak memory on the host and the GPU, from the records :func:`pavlov.claims.table` writes at
+the end of each chapter. A build that wrote none is a build warning.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from pavlov.claims import ClaimTable, anchor, load_records, requirement
+from pavlov.claims import ClaimTable, anchor, load_records, load_resources, requirement
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +70,30 @@ class SourceVerdictsDirective(SphinxDirective):
         node = source_verdicts()
         node["rows"] = rows
         return [node]
+
+
+class chapter_resources(nodes.General, nodes.Element):
+    """Placeholder for the table of each chapter's time and memory, filled once all chapters have executed."""
+
+
+class ChapterResourcesDirective(SphinxDirective):
+    def run(self):
+        return [chapter_resources()]
+
+
+def _gib(count) -> str:
+    return "-" if count is None else f"{count / 2**30:.2f}"
+
+
+def _resources_table(records: list[dict]) -> nodes.table:
+    columns = {"chapter": 8, "scale": 6, "device": 6, "time (s)": 7, "peak host memory (GiB)": 10,
+               "peak GPU memory (GiB)": 10}
+    node, body = _table(["chapter-resources"], columns)
+    for r in records:
+        cells = (r["chapter"], r["scale"], r["device"], f"{r['seconds']:.0f}", _gib(r["host_bytes"]),
+                 _gib(r["device_bytes"]))
+        body += _row(*(nodes.paragraph(text=c) for c in cells))
+    return node
 
 
 def _row(*cells) -> nodes.row:
@@ -129,6 +157,11 @@ def _reset(app) -> None:
 
 def _fill(app, doctree, docname) -> None:
     verdicts, ledgers = list(doctree.findall(source_verdicts)), list(doctree.findall(claims_ledger))
+    for node in doctree.findall(chapter_resources):
+        used = load_resources(_claims_dir(app))
+        if not used:
+            logger.warning("chapter resources: no chapter recorded its time and memory in this build", location=node)
+        node.replace_self(_resources_table(used))
     if not verdicts and not ledgers:
         return
     records = load_records(_claims_dir(app))
@@ -167,6 +200,8 @@ def setup(app):
     app.add_directive("claims-ledger", ClaimsLedgerDirective)
     app.add_node(source_verdicts)
     app.add_directive("source-verdicts", SourceVerdictsDirective)
+    app.add_node(chapter_resources)
+    app.add_directive("chapter-resources", ChapterResourcesDirective)
     app.connect("builder-inited", _reset)
     app.connect("doctree-resolved", _fill)
     return {"version": "0.1", "parallel_read_safe": False, "parallel_write_safe": True}

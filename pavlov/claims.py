@@ -333,8 +333,41 @@ class ClaimTable:
 
 
 def table(chapter: str) -> ClaimTable:
-    """The claims of ``chapter`` (``"ch2"``) checked in this session, in the order they were made."""
+    """The claims of ``chapter`` (``"ch2"``) checked in this session, in the order they were made.
+
+    Every chapter ends with it, so it also prints what the chapter used (:func:`pavlov.runtime.resources`): its
+    time and peak memory. While the book is built it records them too, in ``<chapter>.resources.json`` beside
+    the claim records, for the GPU page's table of every chapter's time and memory.
+    """
     if not isinstance(chapter, str) or not re.fullmatch(r"ch\d+", chapter):
         raise ValueError(f"chapter must look like 'ch2', got {chapter!r}")
+    _report_resources(chapter)
     rows = [{**asdict(c), "chapter": c.chapter} for c in _session.values() if c.chapter == chapter]
     return ClaimTable(rows)
+
+
+def _gigabytes(count: int | None) -> str:
+    return "not reported" if count is None else f"{count / 2**30:.2f} GiB"
+
+
+def _report_resources(chapter: str) -> None:
+    from .runtime import default_device, resources, scale
+
+    used = resources()
+    device = (f", {_gigabytes(used['device_bytes'])} on the GPU" if used["device_bytes"] is not None else "")
+    print(f"{chapter} ran in {used['seconds']:.0f} s at the {scale()} scale; peak memory "
+          f"{_gigabytes(used['host_bytes'])} on the host{device}")
+    if building_book():
+        directory = records_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        record = {"chapter": chapter, "scale": scale(), "device": str(default_device()), **used}
+        (directory / f"{chapter}.resources.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def load_resources(directory: str | os.PathLike | None = None) -> list[dict]:
+    """Every chapter's resource record in ``directory`` (default :func:`records_dir`), by chapter number."""
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a path (str or os.PathLike) or None, got {type(directory).__name__}")
+    directory = Path(directory) if directory is not None else records_dir()
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in directory.glob("*.resources.json")]
+    return sorted(records, key=lambda r: int(r["chapter"][2:]))

@@ -5,6 +5,7 @@
   GPU and ``quick`` elsewhere) and :func:`by_scale` picks a size by it, so no notebook hard-codes a
   size for one machine.
 * :func:`progress` shows a progress bar over a long loop.
+* :func:`resources` reports the time since :func:`setup` and the peak host and device memory of the run.
 * :func:`generator` makes an explicit, seeded ``torch.Generator``; the package never touches the
   global random state. ``PAVLOV_SEED`` (default 0) is mixed into every seed, so a whole chapter can
   be rerun on other random draws without editing it (:func:`seed_for`).
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
+import time
 import warnings
 
 import torch
@@ -162,6 +165,32 @@ def run_info() -> dict:
     }
 
 
+_started = time.perf_counter()
+
+
 def setup() -> None:
-    """Print :func:`run_info` on one line; every chapter calls this in its first code cell."""
+    """Print :func:`run_info` on one line, and start the clock of :func:`resources`; every chapter calls this in
+    its first code cell."""
+    global _started
+    _started = time.perf_counter()
     print("  ".join(f"{k}: {v}" for k, v in run_info().items()))
+
+
+def resources() -> dict:
+    """What this run has used so far: ``seconds`` since :func:`setup` (or since the package was imported),
+    ``host_bytes``, the process's peak resident memory (None where the platform does not report it), and
+    ``device_bytes``, the peak memory torch has allocated on the CUDA device (None off CUDA).
+
+    >>> used = resources()
+    >>> used["seconds"] >= 0 and (used["host_bytes"] is None or used["host_bytes"] > 0)
+    True
+    """
+    try:
+        import resource
+    except ImportError:           # Windows: no getrusage
+        host = None
+    else:                         # ru_maxrss is in KiB on Linux, in bytes on macOS
+        host = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    device = default_device()
+    peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
+    return {"seconds": time.perf_counter() - _started, "host_bytes": host, "device_bytes": peak}

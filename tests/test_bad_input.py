@@ -149,6 +149,8 @@ CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-
                                             (["rival", 2.0], "list")))
 spec(claims.load_records, lambda: {})
 CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
+spec(claims.load_resources, lambda: {})
+CASES += each(claims.load_resources, "directory", ((5, "int"),))
 spec(claims.anchor, lambda: {"claim_id": "ch2.forms_agree"})
 CASES += each(claims.anchor, "claim_id", (("bad", "no-chapter"), (5, "int")))
 spec(claims.requirement, lambda: {"record": {"relation": "close", "predicted": 1.0, "tolerance": 0.1}})
@@ -867,7 +869,7 @@ PLANNED_CASES = 2000
 EXEMPT = {
     # no arguments
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
-    "runtime.setup": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
+    "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
     "book.scales": "no arguments", "book.benchmarks": "no arguments",
     # nothing to refuse

@@ -335,3 +335,17 @@ def test_effect_is_recorded_beside_the_standard_errors(claims_dir):
 def test_alternative_must_be_a_description_and_a_value(alternative):
     with pytest.raises((TypeError, ValueError), match="alternative"):
         ok(measured=1.0, predicted=1.0, tolerance=0.1, alternative=alternative)
+
+
+def test_table_prints_and_records_what_the_chapter_used(claims_dir, monkeypatch, capsys):
+    monkeypatch.delenv("PAVLOV_BOOK", raising=False)
+    claims.table("ch7")
+    assert "ch7 ran in" in capsys.readouterr().out
+    assert claims.load_resources(claims_dir) == []                     # recorded only while the book is built
+    monkeypatch.setenv("PAVLOV_BOOK", "1")
+    claims.table("ch7")
+    claims.table("ch12")
+    (first, second) = claims.load_resources(claims_dir)
+    assert (first["chapter"], second["chapter"]) == ("ch7", "ch12")
+    assert first["seconds"] >= 0 and first["host_bytes"] > 0
+    assert first["device_bytes"] is None or first["device_bytes"] >= 0
