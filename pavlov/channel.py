@@ -42,11 +42,21 @@ RULES = ("decay", "delta")
 
 MEMORIES = (*stores.STORES, *RULES)
 
-WEIGHT_ELEMENTS = 2**22
-"""The most entries of read weights :func:`measure_bits` forms at once (``[trials, n, n]``, in chunks of trials)."""
 
-SCORE_ELEMENTS = 2**22
-"""The most entries :func:`decode_codebook` scores at once (``[trials, n, M]``, in chunks of trials)."""
+def _sizes(d_key, n_memories, trials, d_value) -> tuple[int, int, int, int]:
+    """The checked sizes of a measurement, ``d_value`` defaulting to ``d_key``."""
+    d_key, n_memories, trials = (_validate.positive_int(name, x) for name, x in
+                                 (("d_key", d_key), ("n_memories", n_memories), ("trials", trials)))
+    if trials < 2:
+        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
+    if n_memories < 2:
+        raise ValueError(f"n_memories must be at least 2 (one memory has no crosstalk), got {n_memories}")
+    return d_key, n_memories, trials, d_key if d_value is None else _validate.positive_int("d_value", d_value)
+
+
+def _chunk(row_elements: int) -> int:
+    """Trials per chunk, so that a chunk holds at most :data:`pavlov.stores.CHUNK_ELEMENTS` entries (or one trial)."""
+    return max(1, stores.CHUNK_ELEMENTS // row_elements)
 
 
 def read_weights(memory: str, keys: torch.Tensor, **params) -> torch.Tensor:
@@ -125,9 +135,9 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     finds the weights of every read (:func:`read_weights`), and from them each read's ISR over the values,
     :math:`\mathrm{ISR}_j(K)` (:func:`read_isr`), and its exact information for values of ``d_value``
     (default ``d_key``) Gaussian entries, :math:`(d_v/2)\log_2(1 + 1/\mathrm{ISR}_j(K))` (:func:`read_bits`;
-    the module's docstring derives it). The trials are read in chunks of at most :data:`WEIGHT_ELEMENTS`
-    weights (or one trial), so that the memory does not grow with their number. No value is drawn: given the keys, the average over Gaussian values is
-    exact. A read without crosstalk has infinite information, and then so has the mean (``bits`` and
+    the module's docstring derives it). No value is drawn: given the keys, the average over Gaussian values is
+    exact. The trials are read in chunks of at most :data:`pavlov.stores.CHUNK_ELEMENTS` weights (or one trial),
+    so that the memory does not grow with their number. A read without crosstalk has infinite information, and then so has the mean (``bits`` and
     ``bits_se`` are ``math.inf``): a ReLU store read by a key whose overlaps with all the others are negative,
     with probability :math:`2^{-(n-1)}` on the sphere. Least squares below its capacity has no crosstalk
     either, but in floating point its ISR is rounding error, and the bits it reports measure the precision.
@@ -137,20 +147,14 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     1.0
     """
     _validate.option("memory", memory, MEMORIES)
-    d_key, n_memories, trials = (_validate.positive_int(name, x) for name, x in
-                                 (("d_key", d_key), ("n_memories", n_memories), ("trials", trials)))
-    if trials < 2:
-        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
-    if n_memories < 2:
-        raise ValueError(f"n_memories must be at least 2 (one memory has no crosstalk), got {n_memories}")
+    d_key, n_memories, trials, d_value = _sizes(d_key, n_memories, trials, d_value)
     _validate.option("keys", keys, KINDS)
-    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
                              device=device, dtype=dtype)
     # the weights [chunk, n, n] of a chunk of trials at a time: memory that does not grow with the trials
-    chunk = max(1, WEIGHT_ELEMENTS // n_memories**2)
+    chunk = _chunk(n_memories**2)
     isr = torch.cat([read_isr(read_weights(memory, key_set[start:start + chunk], **params))
                      for start in range(0, trials, chunk)])                # (trials, n)
     per_trial = read_bits(isr, d_value).mean(-1)
@@ -194,7 +198,7 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
     the crosstalk, a sum of codewords, is Gaussian. The decoded codeword is the most probable one.
 
     The reads are decoded in chunks of trials, so that the :math:`[\ldots, n, M]` scores hold at most
-    :data:`SCORE_ELEMENTS` entries (or one trial's, if that is more).
+    :data:`pavlov.stores.CHUNK_ELEMENTS` entries (or one trial's, if that is more).
 
     >>> m = decode_codebook("hebbian", 32, 33, codebook_bits=8, trials=20, d_value=8, seed=0, device="cpu",
     ...                     dtype=torch.float64)
@@ -202,19 +206,14 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
     True
     """
     _validate.option("memory", memory, MEMORIES)
-    d_key, n_memories, trials, codebook_bits = (_validate.positive_int(name, x) for name, x in (
-        ("d_key", d_key), ("n_memories", n_memories), ("trials", trials), ("codebook_bits", codebook_bits)))
-    if trials < 2:
-        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
-    if n_memories < 2:
-        raise ValueError(f"n_memories must be at least 2 (one memory has no crosstalk), got {n_memories}")
+    d_key, n_memories, trials, d_value = _sizes(d_key, n_memories, trials, d_value)
+    codebook_bits = _validate.positive_int("codebook_bits", codebook_bits)
     if codebook_bits > 24:
         raise ValueError(f"codebook_bits must be at most 24 (a codebook of 2^24 codewords), got {codebook_bits}")
-    d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
     gen, size = generator(seed, device), 2**codebook_bits
-    chunk = max(1, min(trials, SCORE_ELEMENTS // (n_memories * size)))
+    chunk = min(trials, _chunk(n_memories * size))
     bits, errors, exact = [], [], []
     for start in range(0, trials, chunk):
         batch = min(chunk, trials - start)
@@ -225,7 +224,8 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
         weights = read_weights(memory, keys, **params)                            # (b, n, n)
         reads = weights @ values                                                  # r_j = sum_i W_ji c_{m_i}
         gain = torch.diagonal(weights, dim1=-2, dim2=-1)                          # W_jj, (b, n)
-        noise = (weights.pow(2).sum(-1) - gain.pow(2)) / d_value                  # s_j^2, (b, n)
+        isr = read_isr(weights)
+        noise = isr * gain.pow(2) / d_value                                       # s_j^2, (b, n)
         # -||r - W_jj c_m||^2 / (2 s^2), up to a term in r alone, which the softmax drops
         scores = (gain.unsqueeze(-1) * (reads @ codebook.mT)
                   - gain.pow(2).unsqueeze(-1) * codebook.pow(2).sum(-1).unsqueeze(1) / 2) / noise.unsqueeze(-1)
@@ -233,6 +233,6 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
         own = torch.gather(posterior, -1, chosen.unsqueeze(-1)).squeeze(-1)
         bits.append((codebook_bits + own / math.log(2)).mean(-1))
         errors.append((scores.argmax(-1) != chosen).to(dtype).mean(-1))
-        exact.append(read_bits(read_isr(weights), d_value).mean(-1))
+        exact.append(read_bits(isr, d_value).mean(-1))
     (b, b_se), (e, e_se), (x, x_se) = (mean_and_se(torch.cat(v)) for v in (bits, errors, exact))
     return CodebookMeasurement(b.item(), b_se.item(), e.item(), e_se.item(), x.item(), x_se.item(), seed)

@@ -1664,7 +1664,7 @@ def hebbian_read_bits(d_key: int, n_memories: int, *, d_value: int | None = None
     mu = (n_memories - 1) / d_key
     variance = (n_memories - 1) * (3 / (d_key * (d_key + 2)) - 1 / d_key**2)
     curvature = (2 * mu + 1) / (mu**2 * (1 + mu) ** 2 * math.log(2))
-    return d_value / 2 * (math.log1p(1 / mu) / math.log(2) + curvature * variance / 2)
+    return _channel_bits(d_value, mu) + d_value / 2 * curvature * variance / 2
 
 
 def decay_retrieval_bits(*, gamma: float, d: int, length: int, d_value: int | None = None) -> float:
@@ -1682,3 +1682,17 @@ def decay_retrieval_bits(*, gamma: float, d: int, length: int, d_value: int | No
     length = _validate.positive_int("length", length)
     d_value = _value_dimension(d, d_value)
     return sum(_channel_bits(d_value, decay_isr(age, gamma=gamma, d=d, length=length)) for age in range(length))
+
+
+def binary_channel_bits(flip: float) -> float:
+    r"""The bits one binary decision carries when it is wrong with probability ``flip``: :math:`1 - h_2(p)`.
+
+    The capacity of the binary symmetric channel, :math:`1 + p \log_2 p + (1 - p) \log_2 (1 - p)`: 1 at
+    :math:`p = 0` or 1, 0 at :math:`p = 1/2`. It counts what a read of signs keeps (chapter 11's exercise on
+    signs), and what a Hopfield network's retrieved bit keeps when a fraction of them are wrong.
+
+    >>> binary_channel_bits(0.5), binary_channel_bits(0.0)
+    (0.0, 1.0)
+    """
+    p = _probability("flip", flip)
+    return 1.0 + sum(q * math.log2(q) for q in (p, 1 - p) if q > 0)

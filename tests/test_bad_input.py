@@ -813,6 +813,7 @@ CASES += (each(channel.decode_codebook, "trials", ((1, "one-trial"),))
           + each(channel.decode_codebook, "n_memories", ((1, "one"),))
           + each(channel.decode_codebook, "codebook_bits", ((25, "too-large"),)))
 CASES.append(bad(channel.decode_codebook, {"memory": "softmax", "beta": -1.0}, "beta", "negative"))
+spec(theory.binary_channel_bits, lambda: {"flip": 0.1}, probabilities=("flip",))
 spec(theory.hebbian_read_bits, lambda: {"d_key": 4, "n_memories": 3, "d_value": 2},
      ints=("d_key", "n_memories", "d_value"))
 CASES += each(theory.hebbian_read_bits, "n_memories", ((1, "one"),))

@@ -121,16 +121,14 @@ def test_codebook_bits_never_exceed_the_codebook():
 
 def test_codebook_chunks_give_the_same_answer():
     # the trials are decoded in chunks: the chunk size changes the order of the draws, not the statistics
-    import pavlov.channel as module
-
     kwargs = {"codebook_bits": 6, "trials": 12, "d_value": 4, "seed": 3, **F64}
     whole = channel.decode_codebook("hebbian", 8, 10, **kwargs)
-    original = module.SCORE_ELEMENTS
+    original = stores.CHUNK_ELEMENTS
     try:
-        module.SCORE_ELEMENTS = 10 * 2**6 * 5               # five trials a chunk
+        stores.CHUNK_ELEMENTS = 10 * 2**6 * 5               # five trials a chunk
         chunked = channel.decode_codebook("hebbian", 8, 10, **kwargs)
     finally:
-        module.SCORE_ELEMENTS = original
+        stores.CHUNK_ELEMENTS = original
     assert abs(chunked.bits - whole.bits) <= 5 * math.hypot(chunked.bits_se, whole.bits_se)
 
 
