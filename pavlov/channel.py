@@ -54,11 +54,6 @@ def _sizes(d_key, n_memories, trials, d_value) -> tuple[int, int, int, int]:
     return d_key, n_memories, trials, d_key if d_value is None else _validate.positive_int("d_value", d_value)
 
 
-def _chunk(row_elements: int) -> int:
-    """Trials per chunk, so that a chunk holds at most :data:`pavlov.stores.CHUNK_ELEMENTS` entries (or one trial)."""
-    return max(1, stores.CHUNK_ELEMENTS // row_elements)
-
-
 def read_weights(memory: str, keys: torch.Tensor, **params) -> torch.Tensor:
     r"""The weights :math:`W` ``[..., n, n]`` of a memory's reads: :math:`W_{ji}`, the weight of memory :math:`i` in the read by :math:`k_j`.
 
@@ -154,7 +149,7 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
                              device=device, dtype=dtype)
     # the weights [chunk, n, n] of a chunk of trials at a time: memory that does not grow with the trials
-    chunk = _chunk(n_memories**2)
+    chunk = stores.trials_per_block(n_memories**2)
     isr = torch.cat([read_isr(read_weights(memory, key_set[start:start + chunk], **params))
                      for start in range(0, trials, chunk)])                # (trials, n)
     per_trial = read_bits(isr, d_value).mean(-1)
@@ -213,7 +208,7 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
     gen, size = generator(seed, device), 2**codebook_bits
-    chunk = min(trials, _chunk(n_memories * size))
+    chunk = min(trials, stores.trials_per_block(n_memories * size))
     bits, errors, exact = [], [], []
     for start in range(0, trials, chunk):
         batch = min(chunk, trials - start)

@@ -160,6 +160,24 @@ def chunk_length(n_memories: int, rows: int, chunk_size: int | None = None) -> i
     return max(1, min(n_memories, chunk))
 
 
+MEMORY_ELEMENTS = 2**27
+"""The most key and value entries :func:`measure_isr` draws at once (512 MiB in float32): it draws, writes and reads
+its trials in blocks that hold at most this many (or one trial), so that its memory does not grow with the trials.
+A measurement that fits in one block draws exactly what it would unblocked."""
+
+
+def trials_per_block(trial_elements: int, budget: int | None = None) -> int:
+    """How many trials of ``trial_elements`` entries each a block of at most ``budget`` entries (default
+    :data:`CHUNK_ELEMENTS`) holds: at least one.
+
+    >>> trials_per_block(100 * 64, 2**20)
+    163
+    """
+    trial_elements = _validate.positive_int("trial_elements", trial_elements)
+    budget = CHUNK_ELEMENTS if budget is None else _validate.positive_int("budget", budget)
+    return max(1, budget // trial_elements)
+
+
 def _streamed_argmax(chunks: Iterable[tuple[int, torch.Tensor]]) -> torch.Tensor:
     """The index of the largest score over all chunks ``(start, scores [..., m, chunk])`` of consecutive memories."""
     best = best_index = None
@@ -512,7 +530,8 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     entries ``N(0, 1/d_key)``) and as many values uniform on the unit sphere in ``d_value``
     dimensions (default ``d_key``) (:func:`random_memories`), writes them into the store, and queries
     it with the first ``n_queries`` stored keys (default: all; the keys are i.i.d., so these are a
-    random sample) (:func:`interference_to_signal`).
+    random sample) (:func:`interference_to_signal`). The trials are drawn and read in blocks of at most
+    :data:`MEMORY_ELEMENTS` key and value entries, so the memory a measurement needs does not grow with ``trials``.
 
     Args:
         store: a name from :data:`STORES`.
@@ -546,19 +565,28 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
-    # one generator: the memories first, then the cues' noise, so that noise 0 draws the same memories
+    # one generator: each block's memories, then its cues' noise, so that noise 0 draws the same memories
     gen = generator(seed, device)
-    key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
-    cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen)
-    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), queries=cues)
+    block = trials_per_block(n_memories * (d_key + d_value), MEMORY_ELEMENTS)
+    reads = [_read_block(store, gen, min(block, trials - first), n_memories, d_key, d_value, keys, n_queries,
+                         query_noise, device, dtype, params) for first in range(0, trials, block)]
+    isr, correct, landed = (torch.cat(part) if part[0] is not None else None for part in zip(*reads))
     per_trial = isr.mean(-1)
     # an ISR beyond the float range (a target weight that underflows in a sharp softmax) is inf, and so is the mean
     mean, se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (isr.new_tensor(math.inf),) * 2
+    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed, landed)
+
+
+def _read_block(store, gen, trials, n_memories, d_key, d_value, keys, n_queries, query_noise, device, dtype, params):
+    """One block of :func:`measure_isr`'s trials: ``(isr, correct, landed)``, ``landed`` None without query noise."""
+    key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
+    cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen)
+    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), queries=cues)
     landed = None
     if query_noise:             # whether each cue's largest inner product is with its own key
         targets = torch.arange(n_queries, device=cues.device).expand(cues.shape[:-1])
         landed = _nearest_is_target(cues, key_set, targets)
-    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed, landed)
+    return isr, correct, landed
 
 
 class CapacityMeasurement(NamedTuple):

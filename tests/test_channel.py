@@ -130,38 +130,3 @@ def test_codebook_chunks_give_the_same_answer():
     finally:
         stores.CHUNK_ELEMENTS = original
     assert abs(chunked.bits - whole.bits) <= 5 * math.hypot(chunked.bits_se, whole.bits_se)
-
-
-PEAK = """
-import resource, sys, torch
-from pavlov import channel
-torch.set_num_threads(1)
-memory, n, trials = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-if memory == "codebook":
-    channel.decode_codebook("hebbian", 32, n, codebook_bits=12, trials=trials, d_value=8, seed=0,
-                            device="cpu", dtype=torch.float64)
-else:
-    channel.measure_bits(memory, 32, n, trials=trials, seed=0, device="cpu", dtype=torch.float64, beta=0.25)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
-
-def peak_kib(*args) -> int:
-    import os
-    import subprocess
-    import sys
-
-    # glibc keeps freed blocks of a size it has seen mmapped in its heap (its threshold moves up), so the peak
-    # RSS can jump with the allocator's history; a fixed threshold returns every large block, and the peak
-    # measures the memory the computation holds
-    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
-    done = subprocess.run([sys.executable, "-c", PEAK, *map(str, args)], capture_output=True, text=True, check=True,
-                          env=env)
-    return int(done.stdout.split()[-1])
-
-
-@pytest.mark.parametrize(("memory", "n", "few", "many"), [("delta", 512, 16, 128), ("codebook", 65, 15, 120)])
-def test_memory_does_not_grow_with_the_trials(memory, n, few, many):
-    # eight times the trials, read in chunks: the peak stays within 64 MiB (unchunked it would grow by
-    # hundreds: the weights alone of 128 delta-rule trials at n = 512 take 256 MiB)
-    assert peak_kib(memory, n, many) - peak_kib(memory, n, few) < 64 * 1024

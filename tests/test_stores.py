@@ -143,6 +143,28 @@ def test_measure_isr_is_reproducible_and_returns_its_seed():
     assert isinstance(fresh.seed, int) and 0 <= fresh.seed < 2**32
 
 
+
+@pytest.mark.parametrize("query_noise", [0.0, 0.5])
+def test_measure_isr_in_blocks_draws_each_block_in_turn(monkeypatch, query_noise):
+    # 7 trials in blocks of 3, 3 and 1: each block draws its memories, then its cues, from the one generator,
+    # so the first block is the measurement of 3 trials; the whole returns every trial, noisy cues included
+    args = ("softmax", 8, 10)
+    kwargs = {"seed": 5, "device": DEVICE, "dtype": torch.float64, "n_queries": 4, "query_noise": query_noise,
+              "beta": 2.0}
+    whole = stores.measure_isr(*args, trials=7, **kwargs)
+    assert stores.trials_per_block(10 * 16, stores.MEMORY_ELEMENTS) == stores.MEMORY_ELEMENTS // 160   # one block
+    monkeypatch.setattr(stores, "MEMORY_ELEMENTS", 3 * 10 * 16)
+    blocked, first = (stores.measure_isr(*args, trials=t, **kwargs) for t in (7, 3))
+    assert blocked.values.shape == blocked.correct.shape == (7, 4)
+    assert torch.equal(blocked.values[:3], first.values) and torch.equal(blocked.correct[:3], first.correct)
+    assert not torch.equal(blocked.values, whole.values)                  # later blocks are drawn in another order
+    assert (blocked.landed is None) == (whole.landed is None) == (query_noise == 0)
+    if query_noise:
+        assert blocked.landed.shape == (7, 4) and torch.equal(blocked.landed[:3], first.landed)
+    per_trial = blocked.values.mean(-1)
+    assert math.isclose(blocked.mean, per_trial.mean().item(), rel_tol=1e-12)
+    assert math.isclose(blocked.se, per_trial.std().item() / math.sqrt(7), rel_tol=1e-12)
+
 def test_one_memory_has_no_interference():
     # the retrieval r = q W (float32) differs from the signal (q . k) v only by rounding: each entry by
     # at most about d units of 2^-24 relative, so the ISR is below (4 d 2^-24)^2; one crosstalk term is of order 1/d
