@@ -48,7 +48,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate, runtime
+from . import _validate, runtime, stores
 from .attention import linear_attention
 from .maps import NORMS
 from .maps import feature_map as _feature_map
@@ -480,8 +480,8 @@ def reference_chain(codes: torch.Tensor, start: torch.Tensor, *, readout: str = 
 def head_margins(n_memories: int, d_key: int, *, trials: int, seed: int, device=None, dtype=None) -> torch.Tensor:
     r"""One head's decoding margins ``[trials, n - 1]``: the target's score minus each other item's.
 
-    A store of ``n_memories`` random associations (codes uniform on the sphere in ``d_key`` dimensions)
-    is queried with its first key; the margin against item :math:`l` is
+    A store of ``n_memories`` random associations (codes uniform on the sphere in ``d_key`` dimensions,
+    drawn in blocks of at most :data:`pavlov.stores.MEMORY_ELEMENTS` entries) is queried with its first key; the margin against item :math:`l` is
     :math:`\Delta_l = r \cdot v_1 - r \cdot v_l`, and the head decodes wrongly when some :math:`\Delta_l < 0`.
     With :math:`H` independent heads summed, item :math:`l` beats the target when :math:`\sum_h \Delta_{l,h} < 0`.
 
@@ -494,6 +494,13 @@ def head_margins(n_memories: int, d_key: int, *, trials: int, seed: int, device=
         raise ValueError(f"n_memories must be at least 2 for a margin against another item, got {n_memories}")
     device, dtype = resolve(device, dtype)
     gen = runtime.generator(seed, device)
+    # in blocks of trials, as stores.measure_isr draws them: one block draws what the whole would
+    block = stores.trials_per_block(2 * n_memories * d_key, stores.MEMORY_ELEMENTS)
+    return torch.cat([_margins(gen, min(block, trials - first), n_memories, d_key, device, dtype)
+                      for first in range(0, trials, block)])
+
+
+def _margins(gen, trials, n_memories, d_key, device, dtype) -> torch.Tensor:
     keys, values = (random_stimuli(trials, n_memories, d_key, generator=gen, device=device, dtype=dtype)
                     for _ in range(2))
     r = (keys[:, :1] @ keys.transpose(-1, -2)) @ values                     # query with the first key, (B, 1, d_k)

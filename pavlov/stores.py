@@ -161,9 +161,10 @@ def chunk_length(n_memories: int, rows: int, chunk_size: int | None = None) -> i
 
 
 MEMORY_ELEMENTS = 2**27
-"""The most key and value entries :func:`measure_isr` draws at once (512 MiB in float32): it draws, writes and reads
-its trials in blocks that hold at most this many (or one trial), so that its memory does not grow with the trials.
-A measurement that fits in one block draws exactly what it would unblocked."""
+"""The most key and value entries :func:`measure_isr` (and :func:`pavlov.stacking.head_margins`) draws at once
+(512 MiB in float32): it draws, writes and reads its trials in blocks that hold at most this many (or one trial),
+so that its memory does not grow with the trials. A measurement that fits in one block draws exactly what it
+would unblocked."""
 
 
 def trials_per_block(trial_elements: int, budget: int | None = None) -> int:

@@ -3,16 +3,18 @@
 Each case below is the largest configuration of a chapter at the full scale (its key dimension and number
 of memories, as the chapter sets them), run in a fresh process at two numbers of trials eight or sixteen
 times apart. The measurements draw and read their trials in blocks (:data:`pavlov.stores.MEMORY_ELEMENTS`
-key and value entries for :func:`pavlov.stores.measure_isr`; :data:`pavlov.stores.CHUNK_ELEMENTS` for the
+key and value entries for :func:`pavlov.stores.measure_isr` and :func:`pavlov.stacking.head_margins`; :data:`pavlov.stores.CHUNK_ELEMENTS` for the
 channel's reads; :data:`pavlov.stacking.CHUNK_ELEMENTS` per hop for the chains), so the peak resident memory
-may grow only by the per-trial results they return. To keep the runs small enough for CI, the ISR cases
-set the block to 2^22 entries: a block of the full-scale sizes, with fewer trials in it.
+may grow only by the per-trial results they return. To keep the runs small enough for CI, the cases
+set that block to 2^22 entries: a block of the full-scale sizes, with fewer trials in it.
 
-Each case states what the larger run would add if it held all its trials at once (``unblocked``, at least
-250 MiB); the test allows a quarter of that, so it tells blocks from no blocks. The chapters not listed
-hold no per-trial memory of that size: chapter 2 times fixed-size calls, chapter 9 trains fixed models
-(its memory grows with the batch, not the seeds), and chapters 1, 7 and 8 keep every trial (their largest
-arrays at the full scale are 2 GiB, 0.6 GiB and 65 MiB; the GPU page lists each chapter's measured peak).
+Each case states what one trial's memories take, so what the larger run would add if it held all its trials
+at once (``unblocked``, at least 250 MiB); the test allows a quarter of that, so it tells blocks from no
+blocks. The chapters not listed hold no per-trial memory of that size: chapter 2 times fixed-size calls,
+chapter 9 trains fixed models (its memory grows with the batch, not the seeds), and chapters 1, 7 and 8 keep
+every trial's stimuli, under 1 GiB at the full scale (chapter 7 runs its decay rule on blocks of trials,
+:func:`pavlov.drift.isr_by_age`). ``python -m tools.full_scale`` measures every chapter's peak at the full
+scale, and the GPU page lists them.
 """
 
 from __future__ import annotations
@@ -33,22 +35,26 @@ CASES = {
     "ch3": ('stores.measure_isr("hebbian", 512, 512, trials={trials}, seed=0, device="cpu")',
             8, 136, 512 * 1024 * FLOAT32),
     # the polynomial store's capacity at d = 64: 23,937 memories, 512 trials
-    "ch4": ('stores.measure_isr("polynomial", 64, 23937, trials={trials}, n_queries=64, degree=3, seed=0, '
-            'device="cpu")', 2, 24, 23937 * 128 * FLOAT32),
-    # the softmax store's capacity at d = 32: 15,367 memories, 512 trials
-    "ch5": ('stores.measure_isr("softmax", 32, 15367, trials={trials}, n_queries=64, beta=32 ** 0.5, seed=0, '
-            'device="cpu")', 4, 72, 15367 * 64 * FLOAT32),
+    "ch4": (('stores.measure_isr("polynomial", 64, 23937, trials={trials}, n_queries=64, degree=3, seed=0, '
+             'device="cpu")'), 2, 24, 23937 * 128 * FLOAT32),
+    # the softmax store's capacity at d = 32: 15,367 memories, 512 trials (the chapter's largest stores, 2^22
+    # memories at d = 64 in 8 trials, take 2 GiB each and are drawn by the same blocks, one at a time)
+    "ch5": (('stores.measure_isr("softmax", 32, 15367, trials={trials}, n_queries=64, beta=32 ** 0.5, seed=0, '
+             'device="cpu")'), 4, 72, 15367 * 64 * FLOAT32),
     # noisy cues of 4096 memories at d = 32 in float64, 1000 trials
-    "ch10": ('stores.measure_isr("softmax", 32, 4096, trials={trials}, n_queries=16, query_noise=0.5, '
-             'beta=32 ** 0.5, seed=0, device="cpu", dtype=torch.float64)', 16, 256, 4096 * 64 * FLOAT64),
+    "ch10": (('stores.measure_isr("softmax", 32, 4096, trials={trials}, n_queries=16, query_noise=0.5, '
+              'beta=32 ** 0.5, seed=0, device="cpu", dtype=torch.float64)'), 16, 256, 4096 * 64 * FLOAT64),
+    # one head's margins at n = 32, d_k = 16: 1,600,000 trials
+    "ch6 margins": ('stacking.head_margins(32, 16, trials={trials}, seed=0, device="cpu")', 4096, 80000,
+                    2 * 32 * 16 * FLOAT32),
     # two million chains of one layer of two heads, n = 4, d_k = 8
     "ch6": ('stacking.measure_chain(4, 8, heads=2, layers=1, trials={trials}, seed=0, device="cpu")',
             32768, 600000, 2 * 2 * 4 * 8 * FLOAT32),
     # the delta rule's information at n = 512 (its 512 x 512 read per trial) and the codebook's decoding
-    "ch11": ('channel.measure_bits("delta", 32, 512, trials={trials}, beta=0.25, seed=0, device="cpu", '
-             'dtype=torch.float64)', 16, 144, 512 * 512 * FLOAT64),
-    "ch11 codebook": ('channel.decode_codebook("hebbian", 32, 65, codebook_bits=12, trials={trials}, d_value=8, '
-                      'seed=0, device="cpu", dtype=torch.float64)', 15, 150, 65 * 2**12 * FLOAT64),
+    "ch11": (('channel.measure_bits("delta", 32, 512, trials={trials}, beta=0.25, seed=0, device="cpu", '
+              'dtype=torch.float64)'), 16, 144, 512 * 512 * FLOAT64),
+    "ch11 codebook": (('channel.decode_codebook("hebbian", 32, 65, codebook_bits=12, trials={trials}, d_value=8, '
+                       'seed=0, device="cpu", dtype=torch.float64)'), 15, 150, 65 * 2**12 * FLOAT64),
 }
 
 SCRIPT = """

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pavlov as pv
-from pavlov import stacking
+from pavlov import stacking, stores
 from pavlov.conditioning import ConditioningCircuit
 from pavlov.maps import NORMS
 
@@ -295,6 +295,16 @@ def test_head_margins_shapes_and_checks():
     with pytest.raises(TypeError, match="trials"):
         stacking.head_margins(3, 3, trials=4.0, seed=0, device="cpu")
 
+
+
+def test_head_margins_in_blocks_draw_each_block_in_turn(monkeypatch):
+    # 7 trials in blocks of 3, 3 and 1 from one generator: the first block is the margins of 3 trials
+    whole = stacking.head_margins(5, 4, trials=7, seed=2, device=DEVICE, dtype=torch.float64)
+    monkeypatch.setattr(stores, "MEMORY_ELEMENTS", 3 * 2 * 5 * 4)
+    blocked, first = (stacking.head_margins(5, 4, trials=t, seed=2, device=DEVICE, dtype=torch.float64)
+                      for t in (7, 3))
+    assert blocked.shape == whole.shape == (7, 4)
+    assert torch.equal(blocked[:3], first) and not torch.equal(blocked, whole)
 
 def test_stack_on_meta_tensors():
     # shapes without data, e.g. to plan a large stack
