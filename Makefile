@@ -12,7 +12,7 @@ COLAB_READY := $(COLAB_VENV)/.ready
 # no progress bars in the built pages or the test logs (readers running a chapter see them)
 export PAVLOV_PROGRESS := 0
 
-.PHONY: book html pdf tex test bench browser-test flake-check colab-env clean
+.PHONY: book html pdf tex test bench browser-test flake-check full-scale colab-env clean
 
 # The book: the HTML pages, then the PDF, which the introduction links to (_build/html/pavlov.pdf).
 # PAVLOV_BOOK: the explorers draw their frames in advance for the static pages (pavlov.plotting.static_explorer)
@@ -57,6 +57,11 @@ browser-test: $(READY)
 
 flake-check: $(READY)
 	$(BIN)/python -m tools.flake --seeds 30
+
+# Every chapter at the full scale, one after another (tools/full_scale.py; CHAPTERS="ch3 ch9" for some): each one's
+# time and peak host and GPU memory go to pavlov/data/full_scale.json, which the GPU page lists. Run it on a GPU.
+full-scale: $(READY)
+	$(BIN)/python -m tools.full_scale $(CHAPTERS)
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run

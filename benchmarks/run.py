@@ -335,13 +335,7 @@ def benchmark_store(n_memories: int, size: Size, roof: float, threads: int, devi
 
 def machine(device, threads: int, size_name: str, chunk_size: int) -> dict:
     """Where and when the suite ran."""
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        cpuinfo = Path("/proc/cpuinfo")
-        found = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text()) if cpuinfo.exists() else None
-        name = found.group(1).strip() if found else (platform.processor() or platform.machine())
-    return {"device": f"{device.type}: {name}", "threads": threads, "torch": torch.__version__,
+    return {"device": pv.runtime.device_name(device), "threads": threads, "torch": torch.__version__,
             "python": platform.python_version(), "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "size": size_name, "chunk_size": chunk_size, "dtype": str(DTYPE).removeprefix("torch.")}
 

@@ -2,7 +2,8 @@
 
 * :func:`scales`: every size a chapter sets with :func:`pavlov.by_scale`, at both scales, read from
   the chapters by ``python -m tools.book_data`` (a test keeps it in step with them);
-* :func:`benchmarks`: the records and the machine of the latest ``make bench``.
+* :func:`benchmarks`: the records and the machine of the latest ``make bench``;
+* :func:`full_scale`: what each chapter used when it last ran at the full scale (``python -m tools.full_scale``).
 
 The data lie in ``pavlov/data/`` and are installed with the package.
 """
@@ -36,3 +37,14 @@ def benchmarks() -> tuple[list[dict], dict]:
     True
     """
     return _read("benchmarks/results.json"), _read("benchmarks/machine.json")
+
+
+def full_scale() -> list[dict]:
+    """Each chapter's latest run at the full scale, by chapter: ``chapter``, ``seconds``, ``host_bytes`` and
+    ``device_bytes`` (peak memory; None where not measured), ``machine``, ``cpus``, ``date``, ``completed``
+    (every cell ran, so every claim held) and a ``note`` where it was stopped.
+
+    >>> all({"chapter", "seconds", "host_bytes", "device_bytes", "machine"} <= set(r) for r in full_scale())
+    True
+    """
+    return _read("full_scale.json")

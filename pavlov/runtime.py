@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 import time
 import warnings
@@ -150,6 +151,23 @@ BOOK = "PAVLOV_BOOK"
 def building_book() -> bool:
     """Whether the chapters are being executed for the built book (:data:`BOOK` set)."""
     return bool(os.environ.get(BOOK))
+
+
+def device_name(device: torch.device | str | None = None) -> str:
+    """The hardware behind ``device`` (default :func:`default_device`): ``"cuda: Tesla T4"``, ``"cpu: AMD EPYC"``.
+
+    >>> device_name("cpu").startswith("cpu: ")
+    True
+    """
+    device = device_of(device)
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        cpuinfo = "/proc/cpuinfo"
+        text = open(cpuinfo, encoding="utf-8").read() if os.path.exists(cpuinfo) else ""
+        found = re.search(r"model name\s*:\s*(.+)", text)
+        name = found.group(1).strip() if found else (platform.processor() or platform.machine())
+    return f"{device.type}: {name}"
 
 
 def run_info() -> dict:

@@ -122,6 +122,8 @@ CASES += each(runtime.generator, "seed", ((-1, "negative"), (1.5, "float"), (Tru
 CASES += each(runtime.generator, "device", (("nonsense", "unknown"),))
 spec(runtime.device_of, lambda: {"device": "cpu"})
 CASES += each(runtime.device_of, "device", (("nonsense", "unknown"), (1.5, "float")))
+spec(runtime.device_name, lambda: {"device": "cpu"})
+CASES += each(runtime.device_name, "device", (("nonsense", "unknown"), (1.5, "float")))
 spec(runtime.seed_or_fresh, lambda: {"seed": 0})
 CASES += each(runtime.seed_or_fresh, "seed", ((-1, "negative"), (1.5, "float"), ("0", "str")))
 spec(runtime.resolve, lambda: {"device": "cpu", "dtype": torch.float64})
@@ -873,7 +875,7 @@ EXEMPT = {
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
-    "book.scales": "no arguments", "book.benchmarks": "no arguments",
+    "book.scales": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
     "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",

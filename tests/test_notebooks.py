@@ -235,6 +235,38 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
     assert shipped == book_data.scales(), "the chapters' sizes changed: run `python -m tools.book_data`"
 
 
+
+def test_every_chapter_has_a_full_scale_record():
+    # the GPU page lists pv.book.full_scale(): each chapter's latest full-scale run (python -m tools.full_scale)
+    from pavlov import book
+    from tools import book_data, full_scale
+
+    records = {r["chapter"]: r for r in book.full_scale()}
+    assert set(records) == {full_scale.chapter_id(p) for p in book_data.chapters()}
+    for chapter, r in records.items():
+        assert r["seconds"] > 0 and r["machine"] and r["cpus"] >= 1, chapter
+        if r["completed"]:                         # the probe ran: the run's own measurements, at the full scale
+            assert r["scale"] == "full" and r["host_bytes"] > 0 and not r["errors"] and not r["note"], chapter
+        else:
+            assert r["note"] or r["errors"], f"{chapter}: a run that did not complete says why"
+
+
+def test_the_full_scale_tool_records_a_run_and_a_stopped_run(tmp_path):
+    from tools import full_scale
+
+    path = tmp_path / "ch99_probe.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import pavlov as pv\npv.setup()")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    done = full_scale.run(path, timeout=120)
+    assert done["chapter"] == "ch99" and done["completed"] and done["scale"] == "full"
+    assert done["host_bytes"] > 0 and done["seconds"] > 0 and done["device"]
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(60)"))
+    nbformat.write(nb, path)
+    stopped = full_scale.run(path, timeout=5)
+    assert not stopped["completed"] and stopped["note"] == "ran past the 5 s limit"
+    assert stopped["host_bytes"] is None and 4 <= stopped["seconds"] < 60
+
 # ruff's line length (pyproject.toml): what fits the book's column at 1280 px (tests/test_layout.py measures it)
 CODE_COLUMNS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["line-length"]
 
