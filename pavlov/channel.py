@@ -149,9 +149,8 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
                              device=device, dtype=dtype)
     # the weights [chunk, n, n] of a chunk of trials at a time: memory that does not grow with the trials
-    chunk = stores.trials_per_block(n_memories**2)
-    isr = torch.cat([read_isr(read_weights(memory, key_set[start:start + chunk], **params))
-                     for start in range(0, trials, chunk)])                # (trials, n)
+    isr = torch.cat([read_isr(read_weights(memory, block, **params))
+                     for block in key_set.split(stores.trial_blocks(trials, n_memories**2))])   # (trials, n)
     per_trial = read_bits(isr, d_value).mean(-1)
     # a read without crosstalk (a ReLU store whose other overlaps are all negative) carries infinite information
     bits, bits_se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (math.inf, math.inf)
@@ -208,10 +207,8 @@ def decode_codebook(memory: str, d_key: int, n_memories: int, *, codebook_bits: 
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
     gen, size = generator(seed, device), 2**codebook_bits
-    chunk = min(trials, stores.trials_per_block(n_memories * size))
     bits, errors, exact = [], [], []
-    for start in range(0, trials, chunk):
-        batch = min(chunk, trials - start)
+    for batch in stores.trial_blocks(trials, n_memories * size):
         keys = random_stimuli(batch, n_memories, d_key, generator=gen, device=device, dtype=dtype)
         codebook = torch.randn(batch, size, d_value, generator=gen, device=device, dtype=dtype) / math.sqrt(d_value)
         chosen = torch.randint(size, (batch, n_memories), generator=gen, device=device)

@@ -24,7 +24,7 @@ from .rules import CHUNKWISE, RULES
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
 from .stimuli import random_stimuli
-from .stores import trials_per_block
+from .stores import trial_blocks
 
 
 class Drift(NamedTuple):
@@ -117,9 +117,9 @@ def isr_by_age(*, gamma: float, d: int, length: int, trials: int, ages: int | No
     gen = generator(seed, device)
     keys, values = (random_stimuli(trials, length, d, generator=gen, device=device, dtype=dtype) for _ in range(2))
     # the rule's work buffers are several times its inputs: run it on blocks of trials
-    block = trials_per_block(length * d)
+    blocks = trial_blocks(trials, length * d)
     state = torch.cat([RULES["decay"](k, k, v, gamma=gamma, chunk_size=min(length, 64))[1]
-                       for k, v in zip(keys.split(block), values.split(block))])
+                       for k, v in zip(keys.split(blocks), values.split(blocks))])
     keys, values = keys[..., -ages:, :].flip(-2), values[..., -ages:, :].flip(-2)   # youngest first
     weight = gamma ** torch.arange(ages, device=device, dtype=dtype)   # gamma^a, the signal's weight
     isr = (keys @ state - weight[:, None] * values).pow(2).sum(-1) / weight ** 2

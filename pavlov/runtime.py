@@ -19,6 +19,7 @@ import re
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import torch
 
@@ -163,9 +164,8 @@ def device_name(device: torch.device | str | None = None) -> str:
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
     else:
-        cpuinfo = "/proc/cpuinfo"
-        text = open(cpuinfo, encoding="utf-8").read() if os.path.exists(cpuinfo) else ""
-        found = re.search(r"model name\s*:\s*(.+)", text)
+        cpuinfo = Path("/proc/cpuinfo")
+        found = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text(encoding="utf-8") if cpuinfo.exists() else "")
         name = found.group(1).strip() if found else (platform.processor() or platform.machine())
     return f"{device.type}: {name}"
 

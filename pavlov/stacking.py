@@ -57,8 +57,6 @@ from .stats import golden_section_min, mean_and_se
 from .stimuli import random_stimuli
 
 READOUTS = ("sum", "any")
-CHUNK_ELEMENTS = 2**22
-"""The most code entries of one hop :func:`measure_chain` draws at once (16 MiB in float32)."""
 
 
 class ConditioningStack:
@@ -328,7 +326,7 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
 
     Each chain draws a uniformly random start item and fresh codes, hop by hop as it reaches them
     (as :func:`chain_codes` would, in another order); trials run in batches of at most
-    :data:`CHUNK_ELEMENTS` entries per hop, all from one generator seeded with ``seed`` (default: a
+    :data:`pavlov.stores.CHUNK_ELEMENTS` entries per hop, all from one generator seeded with ``seed`` (default: a
     fresh random seed, returned in the result).
 
     Args:
@@ -361,10 +359,8 @@ def measure_chain(n_memories: int, d_key: int, *, heads: int, layers: int, trial
     device, dtype = resolve(device, dtype)
     seed = runtime.seed_or_fresh(seed)
     gen = runtime.generator(seed, device)
-    batch = max(1, CHUNK_ELEMENTS // (2 * heads * n_memories * d_key))
     head_failed, layer_failed = [], []
-    for first in range(0, trials, batch):
-        size = min(batch, trials - first)
+    for size in stores.trial_blocks(trials, 2 * heads * n_memories * d_key):     # one hop's codes a block
         start = torch.randint(n_memories, (size,), generator=gen, device=device)
         hops = (random_stimuli(2, size, heads, n_memories, d_key, generator=gen, device=device, dtype=dtype)
                 for _ in range(layers))                             # keys and values, drawn as the chain reaches them
@@ -481,7 +477,8 @@ def head_margins(n_memories: int, d_key: int, *, trials: int, seed: int, device=
     r"""One head's decoding margins ``[trials, n - 1]``: the target's score minus each other item's.
 
     A store of ``n_memories`` random associations (codes uniform on the sphere in ``d_key`` dimensions,
-    drawn in blocks of at most :data:`pavlov.stores.MEMORY_ELEMENTS` entries) is queried with its first key; the margin against item :math:`l` is
+    drawn in blocks of at most :data:`pavlov.stores.MEMORY_ELEMENTS` entries) is queried with its first key;
+    the margin against item :math:`l` is
     :math:`\Delta_l = r \cdot v_1 - r \cdot v_l`, and the head decodes wrongly when some :math:`\Delta_l < 0`.
     With :math:`H` independent heads summed, item :math:`l` beats the target when :math:`\sum_h \Delta_{l,h} < 0`.
 
@@ -495,9 +492,8 @@ def head_margins(n_memories: int, d_key: int, *, trials: int, seed: int, device=
     device, dtype = resolve(device, dtype)
     gen = runtime.generator(seed, device)
     # in blocks of trials, as stores.measure_isr draws them: one block draws what the whole would
-    block = stores.trials_per_block(2 * n_memories * d_key, stores.MEMORY_ELEMENTS)
-    return torch.cat([_margins(gen, min(block, trials - first), n_memories, d_key, device, dtype)
-                      for first in range(0, trials, block)])
+    return torch.cat([_margins(gen, size, n_memories, d_key, device, dtype)
+                      for size in stores.trial_blocks(trials, 2 * n_memories * d_key, stores.MEMORY_ELEMENTS)])
 
 
 def _margins(gen, trials, n_memories, d_key, device, dtype) -> torch.Tensor:

@@ -167,16 +167,18 @@ so that its memory does not grow with the trials. A measurement that fits in one
 would unblocked."""
 
 
-def trials_per_block(trial_elements: int, budget: int | None = None) -> int:
-    """How many trials of ``trial_elements`` entries each a block of at most ``budget`` entries (default
-    :data:`CHUNK_ELEMENTS`) holds: at least one.
+def trial_blocks(trials: int, trial_elements: int, budget: int | None = None) -> list[int]:
+    """The sizes of the consecutive blocks ``trials`` trials of ``trial_elements`` entries each are run in: as many
+    trials a block as hold at most ``budget`` entries (default :data:`CHUNK_ELEMENTS`), and at least one.
 
-    >>> trials_per_block(100 * 64, 2**20)
-    163
+    >>> trial_blocks(400, 100 * 64, 2**20)
+    [163, 163, 74]
     """
+    trials = _validate.positive_int("trials", trials)
     trial_elements = _validate.positive_int("trial_elements", trial_elements)
     budget = CHUNK_ELEMENTS if budget is None else _validate.positive_int("budget", budget)
-    return max(1, budget // trial_elements)
+    block = max(1, budget // trial_elements)
+    return [min(block, trials - first) for first in range(0, trials, block)]
 
 
 def _streamed_argmax(chunks: Iterable[tuple[int, torch.Tensor]]) -> torch.Tensor:
@@ -568,9 +570,8 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     device, dtype = resolve(device, dtype)
     # one generator: each block's memories, then its cues' noise, so that noise 0 draws the same memories
     gen = generator(seed, device)
-    block = trials_per_block(n_memories * (d_key + d_value), MEMORY_ELEMENTS)
-    reads = [_read_block(store, gen, min(block, trials - first), n_memories, d_key, d_value, keys, n_queries,
-                         query_noise, device, dtype, params) for first in range(0, trials, block)]
+    reads = [_read_block(store, gen, size, n_memories, d_key, d_value, keys, n_queries, query_noise, device, dtype,
+                         params) for size in trial_blocks(trials, n_memories * (d_key + d_value), MEMORY_ELEMENTS)]
     isr, correct, landed = (torch.cat(part) if part[0] is not None else None for part in zip(*reads))
     per_trial = isr.mean(-1)
     # an ISR beyond the float range (a target weight that underflows in a sharp softmax) is inf, and so is the mean

@@ -381,7 +381,8 @@ CASES += read_rows(stores.SoftmaxStore.read, stores.SoftmaxStore)
 CASES += read_rows(stores.KernelStore.strongest, stores.SquaredReluStore, targets=False)
 spec(stores.chunk_length, lambda: {"n_memories": 10, "rows": 4, "chunk_size": 3},
      ints=("n_memories", "rows", "chunk_size"))
-spec(stores.trials_per_block, lambda: {"trial_elements": 10, "budget": 100}, ints=("trial_elements", "budget"))
+spec(stores.trial_blocks, lambda: {"trials": 5, "trial_elements": 10, "budget": 100},
+     ints=("trials", "trial_elements", "budget"))
 spec(stores.build, lambda: {"store": "softmax", **memories(), "beta": 2.0}, tensors=MEMORY_DIMS, positive=("beta",),
      options=("store",))
 CASES += [bad(stores.build, {"foo": 1}, "foo", "unknown-parameter"),

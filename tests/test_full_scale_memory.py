@@ -1,12 +1,13 @@
 """Every chapter's largest full-scale measurement over trials holds memory that does not grow with the trials.
 
 Each case below is the largest configuration of a chapter at the full scale (its key dimension and number
-of memories, as the chapter sets them), run in a fresh process at two numbers of trials eight or sixteen
-times apart. The measurements draw and read their trials in blocks (:data:`pavlov.stores.MEMORY_ELEMENTS`
-key and value entries for :func:`pavlov.stores.measure_isr` and :func:`pavlov.stacking.head_margins`; :data:`pavlov.stores.CHUNK_ELEMENTS` for the
-channel's reads; :data:`pavlov.stacking.CHUNK_ELEMENTS` per hop for the chains), so the peak resident memory
-may grow only by the per-trial results they return. To keep the runs small enough for CI, the cases
-set that block to 2^22 entries: a block of the full-scale sizes, with fewer trials in it.
+of memories, as the chapter sets them), run in a fresh process at two numbers of trials nine to twenty times
+apart. The measurements draw and read their trials in blocks (:func:`pavlov.stores.trial_blocks`: at most
+:data:`pavlov.stores.MEMORY_ELEMENTS` key and value entries for :func:`pavlov.stores.measure_isr` and
+:func:`pavlov.stacking.head_margins`, :data:`pavlov.stores.CHUNK_ELEMENTS` for the channel's reads and for each
+hop of the chains), so the peak resident memory may grow only by the per-trial results they return. To keep
+the runs small enough for CI, the cases set MEMORY_ELEMENTS to 2^22 entries: a block of the full-scale sizes,
+with fewer trials in it.
 
 Each case states what one trial's memories take, so what the larger run would add if it held all its trials
 at once (``unblocked``, at least 250 MiB); the test allows a quarter of that, so it tells blocks from no

@@ -199,7 +199,7 @@ def test_measure_chain_is_seeded_and_batched():
 
 
 def test_measure_chain_splits_trials_into_batches(monkeypatch):
-    monkeypatch.setattr(stacking, "CHUNK_ELEMENTS", 2 * (2 * 2 * 6 * 4))     # two trials' keys and values per batch
+    monkeypatch.setattr(stores, "CHUNK_ELEMENTS", 2 * (2 * 2 * 6 * 4))       # two trials' keys and values per batch
     m = stacking.measure_chain(6, 4, heads=2, layers=3, trials=7, seed=0, device=DEVICE)
     assert m.head_failed.shape == (7, 3, 2)
 

@@ -152,7 +152,7 @@ def test_measure_isr_in_blocks_draws_each_block_in_turn(monkeypatch, query_noise
     kwargs = {"seed": 5, "device": DEVICE, "dtype": torch.float64, "n_queries": 4, "query_noise": query_noise,
               "beta": 2.0}
     whole = stores.measure_isr(*args, trials=7, **kwargs)
-    assert stores.trials_per_block(10 * 16, stores.MEMORY_ELEMENTS) == stores.MEMORY_ELEMENTS // 160   # one block
+    assert stores.trial_blocks(7, 10 * 16, stores.MEMORY_ELEMENTS) == [7]                          # one block
     monkeypatch.setattr(stores, "MEMORY_ELEMENTS", 3 * 10 * 16)
     blocked, first = (stores.measure_isr(*args, trials=t, **kwargs) for t in (7, 3))
     assert blocked.values.shape == blocked.correct.shape == (7, 4)
