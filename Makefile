@@ -60,8 +60,9 @@ flake-check: $(READY)
 
 # Every chapter at the full scale, one after another (tools/full_scale.py; CHAPTERS="ch3 ch9" for some): each one's
 # time and peak host and GPU memory go to pavlov/data/full_scale.json, which the GPU page lists. Run it on a GPU.
+# WORK=1 tallies every op (tools/work.py) into pavlov/data/work.json too: the GPU page's T4 estimates.
 full-scale: $(READY)
-	$(BIN)/python -m tools.full_scale $(CHAPTERS)
+	$(BIN)/python -m tools.full_scale $(CHAPTERS) $(if $(WORK),--work)
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run

@@ -3,7 +3,9 @@
 * :func:`scales`: every size a chapter sets with :func:`pavlov.by_scale`, at both scales, read from
   the chapters by ``python -m tools.book_data`` (a test keeps it in step with them);
 * :func:`benchmarks`: the records and the machine of the latest ``make bench``;
-* :func:`full_scale`: what each chapter used when it last ran at the full scale (``python -m tools.full_scale``).
+* :func:`full_scale`: what each chapter used when it last ran at the full scale (``python -m tools.full_scale``);
+* :func:`work`: what each chapter's full scale asks of torch, op by op, and its roofline time here and on a
+  T4 (``python -m tools.full_scale --work``).
 
 The data lie in ``pavlov/data/`` and are installed with the package.
 """
@@ -48,3 +50,16 @@ def full_scale() -> list[dict]:
     True
     """
     return _read("full_scale.json")
+
+
+def work() -> list[dict]:
+    """Each chapter's full-scale run with every op tallied (``python -m tools.full_scale --work``): the
+    :func:`full_scale` fields and ``ops``, ``flops``, ``bytes``; ``measured``, the seconds its ops took on
+    the machine that ran it, ``wall``, the seconds of the whole run; ``machines``, that machine's measured
+    rates and a T4's datasheet ones (``name``, ``flops`` by dtype, ``bandwidth``, ``overhead`` per op), and
+    under each machine's name the ops' roofline seconds on it.
+
+    >>> all({"chapter", "ops", "measured", "wall", "machines"} <= set(r) for r in work() if "ops" in r)
+    True
+    """
+    return _read("work.json")

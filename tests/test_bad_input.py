@@ -876,7 +876,7 @@ EXEMPT = {
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
-    "book.scales": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments",
+    "book.scales": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
     "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",

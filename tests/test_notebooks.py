@@ -251,6 +251,19 @@ def test_every_chapter_has_a_full_scale_record():
             assert r["note"] or r["errors"], f"{chapter}: a run that did not complete says why"
 
 
+def test_every_chapter_has_a_tallied_full_scale_run():
+    # the GPU page estimates each chapter's time on a T4 from pv.book.work() (python -m tools.full_scale --work)
+    from pavlov import book
+    from tools import book_data, full_scale
+
+    records = {r["chapter"]: r for r in book.work()}
+    assert set(records) == {full_scale.chapter_id(p) for p in book_data.chapters()}
+    for chapter, r in records.items():
+        assert r["ops"] > 0 and r["wall"] > 0 and r["measured"] > 0 and len(r["machines"]) == 2, chapter
+        assert all(r[m["name"]] > 0 for m in r["machines"]), chapter
+        assert r["completed"] or r["note"], f"{chapter}: a run that did not complete says why"
+
+
 def test_the_full_scale_tool_records_a_run_and_a_stopped_run(tmp_path):
     from tools import full_scale
 
@@ -261,6 +274,14 @@ def test_the_full_scale_tool_records_a_run_and_a_stopped_run(tmp_path):
     done = full_scale.run(path, timeout=120)
     assert done["chapter"] == "ch99" and done["completed"] and done["scale"] == "full"
     assert done["host_bytes"] > 0 and done["seconds"] > 0 and done["device"]
+    # --work: the same run with its ops tallied (tools/work.py), and the time they take on each machine
+    nb.cells.append(nbformat.v4.new_code_cell("import torch\nx = torch.ones(64, 64)\ny = (x @ x).sum()"))
+    nbformat.write(nb, path)
+    tallied = full_scale.run(path, timeout=120, work=True)
+    assert tallied["completed"] and tallied["flops"] >= 2 * 64**3 and tallied["ops"] >= 2
+    here, gpu = (m["name"] for m in tallied["machines"])
+    assert tallied[here] > 0 and tallied[gpu] > 0 and 0 < tallied["measured"] < tallied["wall"]
+    assert tallied["seconds"] == tallied["wall"]  # timed without the tally's own cost
     nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(60)"))
     nbformat.write(nb, path)
     stopped = full_scale.run(path, timeout=5)

@@ -8,13 +8,20 @@ memory torch held on a CUDA device at once (:func:`pavlov.runtime.resources`), t
 held). A chapter stopped by ``--timeout`` (default 40 minutes) is recorded as such, with the time it had
 run. Records of chapters not run are kept, so a GPU session can add the chapters a CPU could not finish.
 
-The GPU page shows the records through :func:`pavlov.book.full_scale`, so it needs no repository files.
+``--work`` runs them with every op tallied (:mod:`tools.work`): the record gains the ops' count, arithmetic,
+traffic and roofline times on this machine and on a T4, and its time is the run's without the tally's own
+cost. It goes to ``pavlov/data/work.json`` as well as to the full-scale records. Chapter 9's trainings run
+their first ``SAMPLE`` steps only, counted as all of them (a step's work does not depend on the weights).
+
+The GPU page shows the records through :func:`pavlov.book.full_scale` and :func:`pavlov.book.work`, so it
+needs no repository files.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import json
 import os
 import time
@@ -29,6 +36,7 @@ from pavlov.runtime import device_name
 from .book_data import ROOT, chapters
 
 RECORDS = ROOT / "pavlov" / "data" / "full_scale.json"
+WORK_RECORDS = ROOT / "pavlov" / "data" / "work.json"
 MARK = "pavlov-full-scale-record "
 # appended to the chapter: what the run used, measured in the chapter's own process
 PROBE = f"""
@@ -38,15 +46,56 @@ print({MARK!r} + _json.dumps({{**_pv.runtime.resources(), **_pv.runtime.run_info
 """
 
 
+# --work: prepended to the chapter, so that every op it runs is counted (tools/work.py); a sampled
+# function runs only its first SAMPLE repetitions and counts the rest as those
+WORK_PRELUDE = f"""
+import sys as _sys
+_sys.path.insert(0, {str(ROOT)!r})
+from tools import work as _work
+_cpu = _work.this_cpu()
+_work_mode = _work.Work([_cpu, _work.t4(_cpu.overhead)])
+_work_mode.measure_cost()
+_work_mode.__enter__()
+
+
+def _sampled(module, name, argument, sample):
+    original = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        repeats = kwargs[argument]
+        if repeats <= sample:
+            return original(*args, **kwargs)
+        return _work_mode.sampled(lambda: original(*args, **{{**kwargs, argument: sample}}),
+                                  repeats / sample)
+
+    setattr(module, name, counted)
+"""
+WORK_PROBE = f"""
+_work_mode.__exit__(None, None, None)
+print({MARK!r} + _json.dumps({{"machines": [m._asdict() for m in _work_mode.machines], **_work_mode.totals,
+                              "wall": _work_mode.wall(), "tally_cost": _work_mode.cost,
+                              "threads": _work.torch.get_num_threads()}}))
+"""
+# the functions that repeat one step many times, and the argument that counts the steps
+SAMPLED = {"ch9": ("pavlov.mqar", "train", "steps")}
+SAMPLE = 12  # a multiple of chapter 9's cycle of six numbers of pairs
+
+
 def chapter_id(path: Path) -> str:
     """``chapters/ch04_mlp_stores.ipynb`` -> ``ch4``."""
     return f"ch{int(path.stem[2:4])}"
 
 
-def run(path: Path, timeout: float) -> dict:
-    """Execute one chapter at the full scale; its record."""
+def run(path: Path, timeout: float, work: bool = False) -> dict:
+    """Execute one chapter at the full scale; its record (with ``work``, of its ops' work instead)."""
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
+    sampled = SAMPLED.get(chapter_id(path)) if work else None
+    if work:
+        module, name, argument = sampled or (None,) * 3
+        nb.cells.insert(0, nbformat.v4.new_code_cell(
+            WORK_PRELUDE + (f"import {module}\n_sampled({module}, {name!r}, {argument!r}, {SAMPLE})" if sampled else "")))
+        nb.cells[-1].source += WORK_PROBE
     started, note = time.perf_counter(), ""
     # the timeout bounds the whole chapter: every cell gets what is left of it
     client = NotebookClient(nb, timeout_func=lambda cell: max(1, int(started + timeout - time.perf_counter())),
@@ -61,10 +110,14 @@ def run(path: Path, timeout: float) -> dict:
         note = f"its kernel died after {died:.0f} s ({type(stopped).__name__}; out of memory?)"
     errors = [o["ename"] for cell in nb.cells if cell.cell_type == "code"
               for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-    probe = [line for o in nb.cells[-1].get("outputs", []) for line in o.get("text", "").splitlines()
-             if line.startswith(MARK)]
-    record = json.loads(probe[0][len(MARK):]) if probe and not note else {
+    probe = [json.loads(line[len(MARK):]) for o in nb.cells[-1].get("outputs", [])
+             for line in o.get("text", "").splitlines() if line.startswith(MARK)]
+    record = {k: v for line in probe for k, v in line.items()} if probe and not note else {
         "seconds": time.perf_counter() - started, "host_bytes": None, "device_bytes": None}
+    if "wall" in record:  # timed under the tally: its own cost taken off (tools/work.py)
+        record["seconds"] = record["wall"]
+    if sampled:
+        note = note or f"{'.'.join(sampled[:2])} ran its first {SAMPLE} {sampled[2]} and counted the rest as those"
     return {"chapter": chapter_id(path), "date": datetime.date.today().isoformat(), "machine": device_name(),
             "cpus": os.cpu_count(), "completed": not note and not errors, "note": note, "errors": errors,
             **record}
@@ -74,15 +127,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapter", nargs="*", help="chapters to run, e.g. ch1 ch4 (default: all)")
     parser.add_argument("--timeout", type=float, default=2400.0, help="seconds a chapter may run in all")
+    parser.add_argument("--work", action="store_true",
+                        help=f"count every op's work instead (tools/work.py), into {WORK_RECORDS.name}")
     args = parser.parse_args(argv)
     paths = [p for p in chapters() if not args.chapter or chapter_id(p) in args.chapter]
-    records = {r["chapter"]: r for r in (json.loads(RECORDS.read_text()) if RECORDS.exists() else [])}
     for path in paths:
-        record = run(path, args.timeout)
-        records[record["chapter"]] = record
-        ordered = sorted(records.values(), key=lambda r: int(r["chapter"][2:]))
-        RECORDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+        record = run(path, args.timeout, work=args.work)
+        files = [RECORDS, WORK_RECORDS] if args.work else [RECORDS]
+        for file in files:
+            with open(file, "a+") as lock:  # two runs may finish at once
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                _merge(file, record)
         print(json.dumps(record), flush=True)
+
+
+def _merge(file: Path, record: dict) -> None:
+    """Put ``record`` in ``file`` in place of its chapter's last one."""
+    records = {r["chapter"]: r for r in json.loads(file.read_text() or "[]")}
+    records[record["chapter"]] = record
+    ordered = sorted(records.values(), key=lambda r: int(r["chapter"][2:]))
+    file.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,64 @@
+"""The op tally behind the GPU page's T4 estimates (tools/work.py): it counts what it should, op by op."""
+
+import time
+
+import pytest
+import torch
+
+from tools.work import Machine, Work, t4
+
+PLAIN = Machine("plain", {"float32": 1e9, "float64": 5e8}, 1e9, 1e-6)
+
+
+def tally(fn):
+    with Work([PLAIN]) as work:
+        fn()
+    return work.totals
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_product_is_counted_exactly(dtype):
+    a, b = torch.randn(30, 40, dtype=dtype), torch.randn(40, 50, dtype=dtype)
+    totals = tally(lambda: a @ b)
+    size = a.element_size()
+    assert totals["ops"] == 1 and totals["flops"] == 2 * 30 * 40 * 50
+    assert totals["bytes"] == size * (30 * 40 + 40 * 50 + 30 * 50)
+    # the arithmetic dominates at this machine's rates, at its rate for the dtype
+    assert totals["plain"] == pytest.approx(totals["flops"] / PLAIN.flops[str(dtype)[6:]])
+
+
+def test_a_view_moves_nothing_and_a_broadcast_counts_its_distinct_elements():
+    x = torch.randn(100, 100)
+    assert tally(lambda: x.t())["bytes"] == 0
+    row = torch.randn(1, 100).expand(100, 100)  # 100 distinct numbers shown 10,000 times
+    totals = tally(lambda: row + 1)
+    assert totals["flops"] == 0 and totals["bytes"] == 4 * (100 + 100 * 100)
+
+
+def test_each_op_costs_at_least_the_overhead_and_the_largest_of_its_terms():
+    machine = Machine("m", {"float32": 1e9}, 1e8, 1e-5)
+    assert machine.seconds(0, torch.float32, 0) == 1e-5
+    assert machine.seconds(1e6, torch.float32, 1e3) == pytest.approx(1e-3)
+    assert machine.seconds(1e3, torch.float32, 1e6) == pytest.approx(1e-2)
+    assert machine.seconds(1e6, torch.int64, 0) == pytest.approx(1e-3)  # other dtypes at float32's rate
+    # the T4 pays for double precision: a product in float64 at 1/32 of float32's rate
+    gpu = t4(overhead=0.0)
+    assert gpu.seconds(1e12, torch.float64, 0) == pytest.approx(32 * gpu.seconds(1e12, torch.float32, 0))
+
+
+def test_a_sampled_run_counts_as_repeated():
+    x = torch.randn(20, 20)
+    once = tally(lambda: x @ x)
+    with Work([PLAIN]) as work:
+        work.sampled(lambda: (x @ x, time.sleep(0.1)), factor=5.0)
+    for key in ("ops", "flops", "bytes", "plain"):
+        assert work.totals[key] == pytest.approx(5 * once[key])
+    assert 0.45 < work.wall() < 1.0  # the sleep, counted five times
+
+
+def test_backward_ops_are_counted_too():
+    w = torch.randn(10, 10, requires_grad=True)
+    forward = tally(lambda: (w @ w).sum())
+    both = tally(lambda: (w @ w).sum().backward())
+    # the backward pass of a product is two products
+    assert both["flops"] == pytest.approx(3 * forward["flops"])
