@@ -275,10 +275,13 @@ def test_the_full_scale_tool_records_a_run_and_a_stopped_run(tmp_path):
     assert done["chapter"] == "ch99" and done["completed"] and done["scale"] == "full"
     assert done["host_bytes"] > 0 and done["seconds"] > 0 and done["device"]
     # --work: the same run with its ops tallied (tools/work.py), and the time they take on each machine
-    nb.cells.append(nbformat.v4.new_code_cell("import torch\nx = torch.ones(64, 64)\ny = (x @ x).sum()"))
+    # (a chapter that sets torch's threads has this CPU measured again, at its threads)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import torch\ntorch.set_num_threads(1)\nx = torch.ones(64, 64)\ny = (x @ x).sum()"))
     nbformat.write(nb, path)
     tallied = full_scale.run(path, timeout=120, work=True)
     assert tallied["completed"] and tallied["flops"] >= 2 * 64**3 and tallied["ops"] >= 2
+    assert tallied["threads"] == 1
     here, gpu = (m["name"] for m in tallied["machines"])
     assert tallied[here] > 0 and tallied[gpu] > 0 and 0 < tallied["measured"] < tallied["wall"]
     assert tallied["seconds"] == tallied["wall"]  # timed without the tally's own cost

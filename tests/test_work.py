@@ -62,3 +62,19 @@ def test_backward_ops_are_counted_too():
     both = tally(lambda: (w @ w).sum().backward())
     # the backward pass of a product is two products
     assert both["flops"] == pytest.approx(3 * forward["flops"])
+
+
+def test_remeasured_rates_charge_later_ops_and_their_time_is_left_out():
+    x = torch.randn(20, 20)
+    slower = PLAIN._replace(flops={"float32": 0.5e9})  # half the rate, under the same name
+    work = Work([PLAIN])
+    with work:
+        x @ x
+    once = work.totals["plain"]
+    work.remeasure(lambda: (time.sleep(0.3), [slower])[1])
+    with work:
+        x @ x
+    assert work.totals["plain"] == pytest.approx(3 * once)  # the second product at half the rate
+    assert work.wall() < 0.25  # the 0.3 s spent measuring is not the run's
+    with pytest.raises(ValueError, match="measure must return machines named"):
+        work.remeasure(lambda: [slower._replace(name="other")])

@@ -10,7 +10,8 @@ run. Records of chapters not run are kept, so a GPU session can add the chapters
 
 ``--work`` runs them with every op tallied (:mod:`tools.work`): the record gains the ops' count, arithmetic,
 traffic and roofline times on this machine and on a T4, and its time is the run's without the tally's own
-cost. It goes to ``pavlov/data/work.json`` as well as to the full-scale records. Chapter 9's trainings run
+cost; when the chapter sets torch's number of threads, this CPU's rates are measured again. It goes to
+``pavlov/data/work.json`` as well as to the full-scale records. Chapter 9's trainings run
 their first ``SAMPLE`` steps only, counted as all of them (a step's work does not depend on the weights).
 
 The GPU page shows the records through :func:`pavlov.book.full_scale` and :func:`pavlov.book.work`, so it
@@ -52,10 +53,21 @@ WORK_PRELUDE = f"""
 import sys as _sys
 _sys.path.insert(0, {str(ROOT)!r})
 from tools import work as _work
-_cpu = _work.this_cpu()
-_work_mode = _work.Work([_cpu, _work.t4(_cpu.overhead)])
+_work_mode = _work.Work(_work.here())
 _work_mode.measure_cost()
 _work_mode.__enter__()
+_set_num_threads = _work.torch.set_num_threads
+
+
+def _rethreaded(count):
+    # the chapter changes torch's threads (most do on a CPU): this CPU's rates change with them
+    _set_num_threads(count)
+    _work_mode.__exit__(None, None, None)
+    _work_mode.remeasure()
+    _work_mode.__enter__()
+
+
+_work.torch.set_num_threads = _rethreaded
 
 
 def _sampled(module, name, argument, sample):

@@ -82,6 +82,12 @@ def this_cpu() -> Machine:
     return Machine(device_name(), rates, bandwidth, overhead)
 
 
+def here() -> list[Machine]:
+    """This CPU, measured at torch's current number of threads, and a T4 fed by it."""
+    cpu = this_cpu()
+    return [cpu, t4(cpu.overhead)]
+
+
 def _extent(t: torch.Tensor) -> int:
     """Bytes of distinct elements a tensor covers (a broadcast view covers fewer than it shows)."""
     if t.numel() == 0:
@@ -132,6 +138,17 @@ class Work(TorchDispatchMode):
         self.totals = before
         self.cost = max(0.0, counted - tally - plain) / ops
         self.started = time.perf_counter()
+
+    def remeasure(self, measure=here) -> None:
+        """Charge later ops at the rates of ``measure()`` (machines of the same names as before): a run
+        that changes torch's number of threads measures this CPU again. The time measuring takes is left
+        out of :meth:`wall`. Call it with the tally inactive, or the measurement counts itself."""
+        start = time.perf_counter()
+        machines = measure()
+        if [m.name for m in machines] != [m.name for m in self.machines]:
+            raise ValueError(f"measure must return machines named {[m.name for m in self.machines]}")
+        self.machines = machines
+        self.extra -= time.perf_counter() - start
 
     def sampled(self, run, factor: float):
         """``run()``, counted (its ops and its time) as if it had run ``factor`` times."""
