@@ -62,9 +62,7 @@ _set_num_threads = _work.torch.set_num_threads
 def _rethreaded(count):
     # the chapter changes torch's threads (most do on a CPU): this CPU's rates change with them
     _set_num_threads(count)
-    _work_mode.__exit__(None, None, None)
     _work_mode.remeasure()
-    _work_mode.__enter__()
 
 
 _work.torch.set_num_threads = _rethreaded

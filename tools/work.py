@@ -23,7 +23,7 @@ import time
 from typing import NamedTuple
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
@@ -141,10 +141,17 @@ class Work(TorchDispatchMode):
 
     def remeasure(self, measure=here) -> None:
         """Charge later ops at the rates of ``measure()`` (machines of the same names as before): a run
-        that changes torch's number of threads measures this CPU again. The time measuring takes is left
-        out of :meth:`wall`. Call it with the tally inactive, or the measurement counts itself."""
+        that changes torch's number of threads measures this CPU again. The time measuring takes, and its
+        ops, are left out of the tally, active or not."""
         start = time.perf_counter()
-        machines = measure()
+        active = self in _get_current_dispatch_mode_stack()
+        if active:
+            self.__exit__(None, None, None)
+        try:
+            machines = measure()
+        finally:
+            if active:
+                self.__enter__()
         if [m.name for m in machines] != [m.name for m in self.machines]:
             raise ValueError(f"measure must return machines named {[m.name for m in self.machines]}")
         self.machines = machines
