@@ -37,11 +37,27 @@ def scales(root: Path = ROOT) -> list[dict]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("by_scale"):
                 sizes = {kw.arg: ast.unparse(kw.value) for kw in node.keywords}
-                owner = parents[node]            # what the size is for: the variable or argument it sets
-                name = (owner.arg if isinstance(owner, ast.keyword) else
-                        ", ".join(map(ast.unparse, owner.targets)) if isinstance(owner, ast.Assign) else "")
-                rows.append({"chapter": path.stem, "sets": name, "quick": sizes["quick"], "full": sizes["full"]})
+                rows.append({"chapter": path.stem, "sets": sets(node, parents), "quick": sizes["quick"],
+                             "full": sizes["full"]})
     return rows
+
+
+def sets(node: ast.AST, parents: dict) -> str:
+    """What a size is for: the nearest argument, dictionary key or variable that it goes into."""
+    path = [node]
+    while (owner := parents.get(path[-1])) is not None:
+        if isinstance(owner, ast.keyword):
+            return owner.arg or ""
+        if isinstance(owner, ast.Dict) and path[-1] in owner.values:
+            key = owner.keys[owner.values.index(path[-1])]
+            return str(key.value) if isinstance(key, ast.Constant) else ast.unparse(key)
+        if isinstance(owner, ast.Assign):
+            target, value = owner.targets[-1], path[-1]
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(path) > 1:
+                return ast.unparse(target.elts[value.elts.index(path[-2])])    # a, b = size, 5: a
+            return ", ".join(map(ast.unparse, owner.targets))
+        path.append(owner)
+    return ""
 
 
 def main() -> None:
