@@ -236,21 +236,16 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
 
 
 def test_each_size_in_the_table_of_scales_is_named_by_what_it_sets():
-    import ast
-
     from tools import book_data
     source = """
 a, b = 16, pv.by_scale(quick=1, full=2)
-f(x, steps=pv.by_scale(quick=1, full=2))
-grid = np.arange(0.1, pv.by_scale(quick=1, full=2))
-sizes = {"crowded": pv.by_scale(quick=1, full=2)}
-print(pv.by_scale(quick=1, full=2))
+f(x, steps=pv.by_scale(quick=2, full=2))
+grid = np.arange(0.1, pv.by_scale(quick=3, full=2))
+sizes = {"crowded": pv.by_scale(quick=4, full=2)}
+print(pv.by_scale(quick=5, full=2))
 """
-    tree = ast.parse(source)
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "pv.by_scale"),
-                   key=lambda n: n.lineno)
-    assert [book_data.sets(n, parents) for n in calls] == ["b", "steps", "grid", "crowded", ""]
+    named = {row["quick"]: row["sets"] for row in book_data.sizes(source)}
+    assert named == {"1": "b", "2": "steps", "3": "grid", "4": "crowded", "5": ""}
     assert all(row["sets"] for row in book_data.scales()), "a chapter's size sets nothing the table can name"
 
 

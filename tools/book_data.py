@@ -28,17 +28,20 @@ def chapters(root: Path = ROOT) -> list[Path]:
 
 def scales(root: Path = ROOT) -> list[dict]:
     """One row per ``by_scale`` call: the chapter, the variable or argument it sets, both sizes as written."""
+    return [{"chapter": path.stem, **row} for path in chapters(root)
+            for row in sizes("\n".join(TransformerManager().transform_cell(c.source)  # %pip lines: plain Python
+                                       for c in nbformat.read(path, 4).cells if c.cell_type == "code"))]
+
+
+def sizes(source: str) -> list[dict]:
+    """One row per ``by_scale`` call in Python source: what it sets, both sizes as written."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     rows = []
-    for path in chapters(root):
-        source = "\n".join(TransformerManager().transform_cell(c.source)   # %pip lines become plain Python
-                           for c in nbformat.read(path, 4).cells if c.cell_type == "code")
-        tree = ast.parse(source)
-        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("by_scale"):
-                sizes = {kw.arg: ast.unparse(kw.value) for kw in node.keywords}
-                rows.append({"chapter": path.stem, "sets": sets(node, parents), "quick": sizes["quick"],
-                             "full": sizes["full"]})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("by_scale"):
+            written = {kw.arg: ast.unparse(kw.value) for kw in node.keywords}
+            rows.append({"sets": sets(node, parents), "quick": written["quick"], "full": written["full"]})
     return rows
 
 
@@ -53,7 +56,7 @@ def sets(node: ast.AST, parents: dict) -> str:
             return str(key.value) if isinstance(key, ast.Constant) else ast.unparse(key)
         if isinstance(owner, ast.Assign):
             target, value = owner.targets[-1], path[-1]
-            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(path) > 1:
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
                 return ast.unparse(target.elts[value.elts.index(path[-2])])    # a, b = size, 5: a
             return ", ".join(map(ast.unparse, owner.targets))
         path.append(owner)
