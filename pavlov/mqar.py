@@ -252,12 +252,13 @@ def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], 
 
 
 @torch.no_grad()
-def accuracy(model: Model, n_pairs: int, *, sequences: int, seed: int) -> torch.Tensor:
-    """Per-sequence recall accuracy ``[sequences]`` on fresh MQAR sequences of ``n_pairs`` pairs."""
-    sequences = _validate.positive_int("sequences", sequences)
+def accuracy(model: Model, n_pairs: int, *, sequences: int, seed: int, batch: int = 256) -> torch.Tensor:
+    """Per-sequence recall accuracy ``[sequences]`` on fresh MQAR sequences of ``n_pairs`` pairs, read
+    ``batch`` sequences at a time (a softmax layer's scores grow with the square of the length)."""
+    sequences, batch = _validate.positive_int("sequences", sequences), _validate.positive_int("batch", batch)
     device = next(_model(model).parameters()).device
     tokens, labels = mqar(sequences, n_pairs, vocab=model.vocab, seed=seed, device=device)
-    return loss_and_accuracy(model, tokens, labels)[1]
+    return torch.cat([loss_and_accuracy(model, t, y)[1] for t, y in zip(tokens.split(batch), labels.split(batch))])
 
 
 class Geometry(NamedTuple):

@@ -120,6 +120,18 @@ def test_a_tiny_model_learns_two_pairs(layer):
     assert trained.losses[-1] < trained.losses[0] / 10
 
 
+@pytest.mark.parametrize("layer", ["delta", "softmax"])
+def test_accuracy_read_in_batches_is_the_accuracy_read_at_once(layer):
+    model = mqar.build(VOCAB, layer=layer, d_key=4, seed=0, device=CPU)
+    tokens, labels = mqar.mqar(50, 5, vocab=VOCAB, seed=3, device=CPU)
+    with torch.no_grad():
+        at_once = mqar.loss_and_accuracy(model, tokens, labels)[1]
+    for batch in (1, 7, 50, 64):
+        assert torch.equal(mqar.accuracy(model, 5, sequences=50, seed=3, batch=batch), at_once)
+    with pytest.raises(ValueError, match="batch"):
+        mqar.accuracy(model, 5, sequences=50, seed=3, batch=0)
+
+
 def test_geometry():
     model = mqar.build(VOCAB, layer="hebbian", d_key=8, seed=0, device=CPU)
     geometry = mqar.geometry(model)

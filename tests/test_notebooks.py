@@ -275,6 +275,7 @@ def test_every_chapter_has_a_tallied_full_scale_run():
     for chapter, r in records.items():
         assert r["ops"] > 0 and r["wall"] > 0 and r["measured"] > 0 and len(r["machines"]) == 2, chapter
         assert all(r[m["name"]] > 0 for m in r["machines"]), chapter
+        assert r[f'{r["machines"][1]["name"]}, estimated'] > 0, f"{chapter}: tallied before each op was estimated"
         assert r["completed"] or r["note"], f"{chapter}: a run that did not complete says why"
 
 
@@ -298,12 +299,35 @@ def test_the_full_scale_tool_records_a_run_and_a_stopped_run(tmp_path):
     assert tallied["threads"] == 1
     here, gpu = (m["name"] for m in tallied["machines"])
     assert tallied[here] > 0 and tallied[gpu] > 0 and 0 < tallied["measured"] < tallied["wall"]
+    assert tallied[f"{gpu}, estimated"] > 0
     assert tallied["seconds"] == tallied["wall"]  # timed without the tally's own cost
     nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(60)"))
     nbformat.write(nb, path)
     stopped = full_scale.run(path, timeout=5)
     assert not stopped["completed"] and stopped["note"] == "ran past the 5 s limit"
     assert stopped["host_bytes"] is None and 4 <= stopped["seconds"] < 60
+
+
+def test_the_full_scale_tool_counts_a_sampled_function_as_run_in_full(tmp_path, monkeypatch):
+    # chapter 9's trainings run SAMPLE and 2 SAMPLE steps under the tally and count the rest: the ops
+    # counted are those of the whole run, set-up once
+    from tools import full_scale
+
+    (tmp_path / "repeater.py").write_text(
+        "import torch\n\n\ndef run(*, steps):\n    torch.ones(8).neg()\n"
+        "    for _ in range(steps):\n        torch.ones(8).sum()\n    return steps\n")
+    path = tmp_path / "ch99_sampled.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import repeater\nrepeater.run(steps=100)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    whole = full_scale.run(path, timeout=120, work=True)
+    monkeypatch.setitem(full_scale.SAMPLED, "ch99", ("repeater", "run", "steps"))
+    monkeypatch.setattr(full_scale, "SAMPLE", 5)
+    sampled = full_scale.run(path, timeout=120, work=True)
+    assert sampled["completed"] is False and "ran 5 and 10 steps" in sampled["note"]
+    for key in ("ops", "bytes"):
+        assert sampled[key] == whole[key], key
+
 
 # ruff's line length (pyproject.toml): what fits the book's column at 1280 px (tests/test_layout.py measures it)
 CODE_COLUMNS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["line-length"]

@@ -46,14 +46,36 @@ def test_each_op_costs_at_least_the_overhead_and_the_largest_of_its_terms():
     assert gpu.seconds(1e12, torch.float64, 0) == pytest.approx(32 * gpu.seconds(1e12, torch.float32, 0))
 
 
-def test_a_sampled_run_counts_as_repeated():
+def test_an_extrapolated_run_counts_its_repetitions_in_full_and_its_setup_once():
     x = torch.randn(20, 20)
-    once = tally(lambda: x @ x)
+
+    def run(steps):
+        x @ x, time.sleep(0.1)  # set up once
+        for _ in range(steps):
+            x.sum(), time.sleep(0.02)
+        return steps
+
+    once, step = tally(lambda: x @ x), tally(lambda: x.sum())
     with Work([PLAIN]) as work:
-        work.sampled(lambda: (x @ x, time.sleep(0.1)), factor=5.0)
+        assert work.extrapolated(run, short=2, long=4, total=20) == 4
     for key in ("ops", "flops", "bytes", "plain"):
-        assert work.totals[key] == pytest.approx(5 * once[key])
-    assert 0.45 < work.wall() < 1.0  # the sleep, counted five times
+        assert work.totals[key] == pytest.approx(once[key] + 20 * step[key])
+    assert 0.45 < work.wall() < 0.75  # the 0.1 s set-up once and 20 steps of 0.02 s
+    with pytest.raises(ValueError, match="short < long"):
+        work.extrapolated(run, short=4, long=4, total=20)
+
+
+def test_each_op_is_estimated_as_far_from_the_other_machines_roofline_as_it_ran_from_the_first():
+    x = torch.randn(1000, 1000)
+    twice = PLAIN._replace(name="twice", flops={"float32": 2e9}, bandwidth=2e9, overhead=0.5e-6)
+    issuing = PLAIN._replace(name="issuing", flops={"float32": 1e15}, bandwidth=1e15)  # the same overhead
+    with Work([PLAIN, twice, issuing]) as work:
+        x @ x, x.sum(), x[:1].neg()
+    # every op's roofline halves on a machine twice as fast in every rate
+    assert work.totals["twice, estimated"] == pytest.approx(work.totals["measured"] / 2)
+    # the tiny negation costs both machines their one overhead; the large ops shrink to nothing
+    assert 0 < work.totals["issuing, estimated"] < work.totals["measured"] / 10
+    assert "plain, estimated" not in work.totals
 
 
 def test_backward_ops_are_counted_too():

@@ -11,8 +11,9 @@ run. Records of chapters not run are kept, so a GPU session can add the chapters
 ``--work`` runs them with every op tallied (:mod:`tools.work`): the record gains the ops' count, arithmetic,
 traffic and roofline times on this machine and on a T4, and its time is the run's without the tally's own
 cost; when the chapter sets torch's number of threads, this CPU's rates are measured again. It goes to
-``pavlov/data/work.json`` as well as to the full-scale records. Chapter 9's trainings run
-their first ``SAMPLE`` steps only, counted as all of them (a step's work does not depend on the weights).
+``pavlov/data/work.json`` as well as to the full-scale records. Chapter 9's trainings run ``SAMPLE`` steps
+and then ``2 SAMPLE``, and the rest are counted at what the second run's extra steps took (a step's work does
+not depend on the weights), so that building a model and its first steps' warm-up are counted once.
 
 The GPU page shows the records through :func:`pavlov.book.full_scale` and :func:`pavlov.book.work`, so it
 needs no repository files.
@@ -48,7 +49,7 @@ print({MARK!r} + _json.dumps({{**_pv.runtime.resources(), **_pv.runtime.run_info
 
 
 # --work: prepended to the chapter, so that every op it runs is counted (tools/work.py); a sampled
-# function runs only its first SAMPLE repetitions and counts the rest as those
+# function runs SAMPLE repetitions and then 2 SAMPLE, and counts the rest at what the second run added
 WORK_PRELUDE = f"""
 import sys as _sys
 _sys.path.insert(0, {str(ROOT)!r})
@@ -73,10 +74,10 @@ def _sampled(module, name, argument, sample):
 
     def counted(*args, **kwargs):
         repeats = kwargs[argument]
-        if repeats <= sample:
+        if repeats <= 2 * sample:
             return original(*args, **kwargs)
-        return _work_mode.sampled(lambda: original(*args, **{{**kwargs, argument: sample}}),
-                                  repeats / sample)
+        return _work_mode.extrapolated(lambda n: original(*args, **{{**kwargs, argument: n}}),
+                                       sample, 2 * sample, repeats)
 
     setattr(module, name, counted)
 """
@@ -127,7 +128,8 @@ def run(path: Path, timeout: float, work: bool = False) -> dict:
     if "wall" in record:  # timed under the tally: its own cost taken off (tools/work.py)
         record["seconds"] = record["wall"]
     if sampled:
-        note = note or f"{'.'.join(sampled[:2])} ran its first {SAMPLE} {sampled[2]} and counted the rest as those"
+        note = note or (f"{'.'.join(sampled[:2])} ran {SAMPLE} and {2 * SAMPLE} {sampled[2]} and counted the "
+                        f"rest at what the last {SAMPLE} added")
     return {"chapter": chapter_id(path), "date": datetime.date.today().isoformat(), "machine": device_name(),
             "cpus": os.cpu_count(), "completed": not note and not errors, "note": note, "errors": errors,
             **record}

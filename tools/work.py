@@ -14,7 +14,10 @@ machine's rate for the op's dtype, its traffic at the machine's memory bandwidth
 cost of issuing one op. The sum is what the ops take at the machine's peaks when none overlap; a
 real run takes longer (kernels below peak, the chapter's own Python, memory first touched), and
 :func:`this_cpu` measures the same rates here so that the model can be checked against this CPU's
-own time for the same run.
+own time for the same run. The first machine is the one the tally runs on: each other machine's
+*estimate* (``"<name>, estimated"``) sums every op's time here scaled by the ratio of its roofline time
+on that machine to its roofline time here, so that each op is assumed as far from the other machine's
+peaks as it ran from this one's.
 """
 
 from __future__ import annotations
@@ -98,12 +101,14 @@ def _extent(t: torch.Tensor) -> int:
 
 class Work(TorchDispatchMode):
     """Tally ops, arithmetic, traffic, the seconds the ops took here (``measured``; ``tally``: the
-    seconds this tally spent on them) and each machine's roofline seconds while active."""
+    seconds this tally spent on them), each machine's roofline seconds and, for every machine after the
+    first (this one), the ops' estimated seconds there while active."""
 
     def __init__(self, machines: list[Machine]):
         super().__init__()
         self.machines = machines
-        self.totals = dict.fromkeys(["ops", "flops", "bytes", "measured", "tally", *(m.name for m in machines)], 0.0)
+        self.totals = dict.fromkeys(["ops", "flops", "bytes", "measured", "tally", *(m.name for m in machines),
+                                     *(f"{m.name}, estimated" for m in machines[1:])], 0.0)
         self.started, self.extra, self.cost = time.perf_counter(), 0.0, 0.0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -120,8 +125,12 @@ class Work(TorchDispatchMode):
         self.totals["ops"] += 1
         self.totals["flops"] += flops
         self.totals["bytes"] += nbytes
-        for machine in self.machines:
-            self.totals[machine.name] += machine.seconds(flops, dtype, nbytes)
+        roofline = [machine.seconds(flops, dtype, nbytes) for machine in self.machines]
+        for machine, seconds in zip(self.machines, roofline):
+            self.totals[machine.name] += seconds
+        for machine, seconds in zip(self.machines[1:], roofline[1:]):
+            # the op as far from this machine's roofline as it ran from the first's
+            self.totals[f"{machine.name}, estimated"] += (done - start) * seconds / roofline[0]
         self.totals["tally"] += time.perf_counter() - done
         return out
 
@@ -157,13 +166,23 @@ class Work(TorchDispatchMode):
         self.machines = machines
         self.extra -= time.perf_counter() - start
 
-    def sampled(self, run, factor: float):
-        """``run()``, counted (its ops and its time) as if it had run ``factor`` times."""
-        before, start = dict(self.totals), time.perf_counter()
-        result = run()
-        self.extra += (factor - 1) * (time.perf_counter() - start)
+    def extrapolated(self, run, short: int, long: int, total: int):
+        """``run(long)``, counted (its ops and its time) as if it had been ``run(total)``. What each
+        repetition adds is measured as ``run(long)`` less ``run(short)``, so that what the run does once
+        (building a model, the first repetitions' warm-up) is counted once; ``run(short)`` itself is not
+        counted."""
+        if not 0 < short < long <= total:
+            raise ValueError(f"need 0 < short < long <= total, got {short}, {long}, {total}")
+        start, before = time.perf_counter(), dict(self.totals)
+        run(short)
+        middle, shorter = time.perf_counter(), dict(self.totals)
+        result = run(long)
+        more = (total - long) / (long - short)  # the repetitions to add, in units of long - short
         for key, value in self.totals.items():
-            self.totals[key] = before[key] + factor * (value - before[key])
+            first, second = shorter[key] - before[key], value - shorter[key]
+            self.totals[key] = before[key] + second + more * (second - first)
+        first, second = middle - start, time.perf_counter() - middle
+        self.extra += more * (second - first) - first
         return result
 
     def wall(self) -> float:
