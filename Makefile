@@ -16,14 +16,15 @@ export PAVLOV_PROGRESS := 0
 
 # The book: the HTML pages, then the PDF, which the introduction links to (_build/html/pavlov.pdf).
 # PAVLOV_BOOK: the explorers draw their frames in advance for the static pages (pavlov.plotting.static_explorer)
-# and give the PDF their first frame.
+# and give the PDF their first frame. Both show one execution of each page, taken from _build/.jupyter_cache:
+# `make test` stores its executions there, and a page missing from it is executed by the first build that needs it.
 book: html pdf
 
 html: $(READY)
 	PAVLOV_BOOK=1 $(BIN)/jupyter-book build . -W -n --keep-going --all
 
 # The PDF through LaTeX (xelatex; the SVG figures are converted by rsvg-convert), with TeX Live from Debian's
-# packages, installed here when they are missing. It executes every chapter again, as its own build.
+# packages, installed here when they are missing.
 pdf: $(READY) tex
 	PAVLOV_BOOK=1 $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going --all
 	mkdir -p _build/html && cp _build/latex/pavlov.pdf _build/html/pavlov.pdf
@@ -38,8 +39,11 @@ tex:
 	  echo "installing TeX Live for the PDF (Debian packages; a minute or two)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEX_PACKAGES) >/dev/null; fi
 
+# Two workers, one thread each: the Colab emulation (tests/test_colab.py, one xdist group, with chapter 9) beside the
+# rest (the unit tests and every page executed as the book executes it, into the cache the book is built from:
+# tools/execute.py).
 test: $(READY) $(COLAB_READY)
-	$(BIN)/python -m pytest
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # The Colab-emulation environment (tests/test_colab.py): Colab's own package versions (colab/constraints.txt).
 colab-env: $(COLAB_READY)
@@ -51,9 +55,10 @@ $(COLAB_READY): colab/constraints.txt colab/runtime.txt
 	$(COLAB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r colab/runtime.txt -c colab/constraints.txt
 	touch $@
 
-# The built book in headless Chromium (tests/test_browser.py, tests/test_layout.py); `make test` runs them too when _build/html exists.
+# The built book in headless Chromium (tests/test_browser.py, tests/test_layout.py), two browsers at once; `make test`
+# runs them too when _build/html exists.
 browser-test: $(READY)
-	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest tests/test_browser.py tests/test_layout.py
+	PAVLOV_BROWSER_TEST=1 $(BIN)/python -m pytest -n 2 tests/test_browser.py tests/test_layout.py
 
 flake-check: $(READY)
 	$(BIN)/python -m tools.flake --seeds 30

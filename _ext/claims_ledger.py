@@ -1,10 +1,12 @@
 """Sphinx extension: the appendix table of every claim, built from the records of the same build.
 
-At ``builder-inited`` it points ``PAVLOV_CLAIMS_DIR`` at ``_build/claims`` (unless set) and empties
-it, so the notebooks executed by this build are the only source of records. The ``claims-ledger``
-directive leaves a placeholder that is filled at ``doctree-resolved``, after every chapter has
-run. A failed or missing record, or a claim that states no alternative it rules out, is a build
-warning, so ``-W`` fails the build.
+The records come from the pages this build shows: each chapter's last output carries them while the book is
+built (:func:`pavlov.claims.table`), and myst-nb takes every page's outputs from its cache of executions
+(``execute_notebooks: cache``), where the tests stored them or the build itself did (``tools/execute.py``, which
+at ``builder-inited`` empties a cache made from another package, environment or scale). The ``claims-ledger``
+directive leaves a placeholder that is filled at ``doctree-resolved``, after every page has been read. A
+failed or missing record, or a claim that states no alternative it rules out, is a build warning, so ``-W``
+fails the build.
 
 The ``source-verdicts`` directive is the closing page's table of the sources' claims: each row (YAML)
 gives a claim of a source, its verdict and the book's claims that are its evidence; it renders with
@@ -18,8 +20,7 @@ the end of each chapter. A build that wrote none is a build warning.
 
 from __future__ import annotations
 
-import os
-import shutil
+import sys
 from pathlib import Path
 
 import yaml
@@ -27,7 +28,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from pavlov.claims import ClaimTable, anchor, load_records, load_resources, requirement
+from pavlov.claims import ClaimTable, anchor, executed_records, requirement
 
 logger = logging.getLogger(__name__)
 
@@ -86,12 +87,15 @@ def _gib(count) -> str:
 
 
 def _resources_table(records: list[dict]) -> nodes.table:
-    columns = {"chapter": 8, "scale": 6, "device": 6, "time (s)": 7, "peak host memory (GiB)": 10,
-               "peak GPU memory (GiB)": 10}
+    from tools.execute import chapter_budgets
+
+    budgets = chapter_budgets()
+    columns = {"chapter": 8, "scale": 6, "device": 6, "time (s)": 7, "budget at the quick scale (s)": 8,
+               "peak host memory (GiB)": 10, "peak GPU memory (GiB)": 10}
     node, body = _table(["chapter-resources"], columns)
     for r in records:
-        cells = (r["chapter"], r["scale"], r["device"], f"{r['seconds']:.0f}", _gib(r["host_bytes"]),
-                 _gib(r["device_bytes"]))
+        cells = (r["chapter"], r["scale"], r["device"], f"{r['seconds']:.0f}", str(budgets.get(r["chapter"], "-")),
+                 _gib(r["host_bytes"]), _gib(r["device_bytes"]))
         body += _row(*(nodes.paragraph(text=c) for c in cells))
     return node
 
@@ -146,25 +150,48 @@ def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location
     return table
 
 
-def _claims_dir(app) -> Path:
-    return Path(os.environ["PAVLOV_CLAIMS_DIR"])
+def _current_cache(app) -> None:
+    """Empty the book's cache of executed pages if it was made from another package, environment or scale."""
+    sys.path.insert(0, str(Path(app.srcdir)))
+    from tools.execute import open_cache
+
+    open_cache(Path(app.env.mystnb_config.execution_cache_path))
 
 
-def _reset(app) -> None:
-    os.environ.setdefault("PAVLOV_CLAIMS_DIR", str(Path(app.srcdir) / "_build" / "claims"))
-    shutil.rmtree(_claims_dir(app), ignore_errors=True)
+def _shown(app) -> tuple[list[dict], list[dict], list[str]]:
+    """The claim and resource records of the pages this build shows, from their outputs: each page's execution in
+    the cache, matched by the page's code as myst-nb matches it (it takes the outputs it shows from there); and the
+    pages that end with a claims table whose output carries no records (executed without the book's switch)."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache, shown, silent = get_cache(app.env.mystnb_config.execution_cache_path), [], []
+    for doc in sorted(app.env.found_docs):
+        path = Path(app.env.doc2path(doc))
+        if path.suffix == ".ipynb":
+            try:
+                page = cache.merge_match_into_notebook(nbformat.read(path, as_version=4))[1]
+            except KeyError:          # not executed, or its execution failed: a warning of its own already
+                continue
+            shown.append(page)
+            if any("claims.table(" in c.source for c in page.cells) and executed_records([page]) == ([], []):
+                silent.append(doc)
+    return (*executed_records(shown), silent)
 
 
 def _fill(app, doctree, docname) -> None:
     verdicts, ledgers = list(doctree.findall(source_verdicts)), list(doctree.findall(claims_ledger))
     for node in doctree.findall(chapter_resources):
-        used = load_resources(_claims_dir(app))
+        used = _shown(app)[1]
         if not used:
             logger.warning("chapter resources: no chapter recorded its time and memory in this build", location=node)
         node.replace_self(_resources_table(used))
     if not verdicts and not ledgers:
         return
-    records = load_records(_claims_dir(app))
+    records, _, silent = _shown(app)
+    for doc in silent:
+        logger.warning(f"claims ledger: {doc} shows a claims table but its execution carries no records "
+                       "(it ran without PAVLOV_BOOK)", location=ledgers[0] if ledgers else verdicts[0])
     for node in verdicts:
         node.replace_self(_verdicts_table(app, docname, node["rows"], {r["id"]: r for r in records}, node))
     for node in ledgers:
@@ -202,6 +229,6 @@ def setup(app):
     app.add_directive("source-verdicts", SourceVerdictsDirective)
     app.add_node(chapter_resources)
     app.add_directive("chapter-resources", ChapterResourcesDirective)
-    app.connect("builder-inited", _reset)
+    app.connect("builder-inited", _current_cache, priority=900)   # after myst-nb has set the cache's path
     app.connect("doctree-resolved", _fill)
     return {"version": "0.1", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -16,11 +16,11 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 
 __version__ = "0.1.0"
 
-from . import (attention, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,  # noqa: E402
+from . import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,  # noqa: E402
                stats, stimuli, stores, theory, timing)
 from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup  # noqa: E402
 from .stimuli import random_stimuli  # noqa: E402
 
-__all__ = ["attention", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
+__all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
            "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",
            "stats", "stimuli", "stores", "theory", "timing"]

@@ -3,7 +3,7 @@
 A claim has an id namespaced by chapter (``ch2.forms_agree``), one sentence, the predicted value
 with its source (a theorem, an equation, a paper), the measured value and a tolerance derived from
 the statistics (see :func:`tolerance`). :func:`check` compares them; it raises ``AssertionError``
-with a readable message when the claim fails, so an executed notebook (and ``nbval``) fails with it.
+with a readable message when the claim fails, so an executed notebook (and the test that executes it) fails with it.
 
 Every check, passed or failed, is appended as one JSON line to ``<dir>/<chapter>.jsonl``, where
 ``<dir>`` is ``PAVLOV_CLAIMS_DIR`` or, by default, ``_build/claims/`` at the root of the book
@@ -36,6 +36,9 @@ RELATIONS = {
     "at_least": "measured >= predicted - tolerance",
 }
 ID_PATTERN = re.compile(r"(ch\d+)\.[a-z0-9_]+(\.[a-z0-9_]+)*")
+RECORDS_KEY = "pavlov-records"
+"""The key of the output metadata in which a chapter's last output carries its claim records while the book is built
+(metadata, not an output type of its own: no renderer meets it)."""
 
 _session: dict[str, "Claim"] = {}
 
@@ -205,15 +208,18 @@ def verdict(claim: Claim) -> str:
     return line
 
 
-def _record(claim: Claim) -> None:
+def _record_of(claim: Claim) -> dict:
     from . import __version__
     from .runtime import default_device, scale
 
+    return {**asdict(claim), "chapter": claim.chapter, "scale": scale(), "device": str(default_device()),
+            "pavlov": __version__, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def _record(claim: Claim) -> None:
     directory = records_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    record = {**asdict(claim), "chapter": claim.chapter, "scale": scale(), "device": str(default_device()),
-              "pavlov": __version__, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    line = json.dumps(record, allow_nan=True) + "\n"
+    line = json.dumps(_record_of(claim), allow_nan=True) + "\n"
     with open(directory / f"{claim.chapter}.jsonl", "a", encoding="utf-8") as fh:
         fh.write(line)
 
@@ -284,8 +290,15 @@ class ClaimTable:
 
     columns = ("status", "claim", "statement", "measured", "predicted", "required", "rules out", "source")
 
-    def __init__(self, rows: list[dict], *, folded: bool = True):
-        self.rows, self.folded = rows, folded
+    def __init__(self, rows: list[dict], *, folded: bool = True, records: dict | None = None):
+        self.rows, self.folded, self.records = rows, folded, records
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict, dict]:
+        """No output types of its own (the HTML and text come from the methods below); while the book is built, the
+        chapter's records in the output's metadata (:data:`RECORDS_KEY`), so that the ledger reads them from the
+        execution the page shows (:func:`executed_records`)."""
+        # as JSON text: a record's distances may be infinite, which a JSON value cannot hold
+        return {}, ({RECORDS_KEY: json.dumps(self.records, allow_nan=True)} if self.records else {})
 
     def cells(self, r: dict) -> tuple[str, ...]:
         """The row of record ``r``, one string per column of :attr:`columns`."""
@@ -336,38 +349,55 @@ def table(chapter: str) -> ClaimTable:
     """The claims of ``chapter`` (``"ch2"``) checked in this session, in the order they were made.
 
     Every chapter ends with it, so it also prints what the chapter used (:func:`pavlov.runtime.resources`): its
-    time and peak memory. While the book is built it records them too, in ``<chapter>.resources.json`` beside
-    the claim records, for the GPU page's table of every chapter's time and memory.
+    time and peak memory. While the book is built the table's output also carries the chapter's claim records
+    and what it used (:data:`RECORDS_KEY`), from which the book's ledger and the GPU page's table of every
+    chapter's time and memory are made (:func:`executed_records`).
     """
     if not isinstance(chapter, str) or not re.fullmatch(r"ch\d+", chapter):
         raise ValueError(f"chapter must look like 'ch2', got {chapter!r}")
-    _report_resources(chapter)
-    rows = [{**asdict(c), "chapter": c.chapter} for c in _session.values() if c.chapter == chapter]
-    return ClaimTable(rows)
+    used = _report_resources(chapter)
+    chosen = [c for c in _session.values() if c.chapter == chapter]
+    rows = [{**asdict(c), "chapter": c.chapter} for c in chosen]
+    records = {"claims": [_record_of(c) for c in chosen], "resources": used} if building_book() else None
+    return ClaimTable(rows, records=records)
 
 
 def _gigabytes(count: int | None) -> str:
     return "not reported" if count is None else f"{count / 2**30:.2f} GiB"
 
 
-def _report_resources(chapter: str) -> None:
+def _report_resources(chapter: str) -> dict:
+    """Print what the chapter used, and return it as a record: chapter, scale, device, seconds and peak memory."""
     from .runtime import default_device, resources, scale
 
     used = resources()
     device = (f", {_gigabytes(used['device_bytes'])} on the GPU" if used["device_bytes"] is not None else "")
     print(f"{chapter} ran in {used['seconds']:.0f} s at the {scale()} scale; peak memory "
           f"{_gigabytes(used['host_bytes'])} on the host{device}")
-    if building_book():
-        directory = records_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        record = {"chapter": chapter, "scale": scale(), "device": str(default_device()), **used}
-        (directory / f"{chapter}.resources.json").write_text(json.dumps(record), encoding="utf-8")
+    return {"chapter": chapter, "scale": scale(), "device": str(default_device()), **used}
 
 
-def load_resources(directory: str | os.PathLike | None = None) -> list[dict]:
-    """Every chapter's resource record in ``directory`` (default :func:`records_dir`), by chapter number."""
-    if directory is not None and not isinstance(directory, (str, os.PathLike)):
-        raise TypeError(f"directory must be a path (str or os.PathLike) or None, got {type(directory).__name__}")
-    directory = Path(directory) if directory is not None else records_dir()
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in directory.glob("*.resources.json")]
-    return sorted(records, key=lambda r: int(r["chapter"][2:]))
+def executed_records(notebooks) -> tuple[list[dict], list[dict]]:
+    """The claim records and the resource records carried by executed notebooks (paths or ``nbformat`` nodes) in
+    their :data:`RECORDS_KEY` output metadata: the claims sorted as :func:`load_records` sorts them, the resources by chapter.
+
+    A notebook executed while the book was built carries its chapter's records in the output of
+    :func:`table`; a notebook without one contributes nothing.
+    """
+    import nbformat
+
+    if isinstance(notebooks, (str, os.PathLike)) or not hasattr(notebooks, "__iter__"):
+        raise TypeError(f"notebooks must be a sequence of paths or notebooks, got {type(notebooks).__name__}")
+    claims, resources = {}, []
+    for nb in notebooks:
+        if isinstance(nb, (str, os.PathLike)):
+            nb = nbformat.read(nb, as_version=4)
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                carried = output.get("metadata", {}).get(RECORDS_KEY)
+                if carried:
+                    carried = json.loads(carried)
+                    claims.update({r["id"]: r for r in carried["claims"]})
+                    resources.append(carried["resources"])
+    return (sorted(claims.values(), key=lambda r: (int(r["chapter"][2:]), r["id"])),
+            sorted(resources, key=lambda r: int(r["chapter"][2:])))

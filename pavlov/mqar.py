@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _validate, attention, rules, runtime, stats
+from . import _validate, attention, batched, rules, runtime, stats
 from .runtime import generator, progress
 
 IGNORE = -100
@@ -38,7 +38,7 @@ IGNORE = -100
 
 PLACEMENTS = ("end", "random")
 LAYERS = ("hebbian", "decay", "delta", "gated_delta", "softmax")
-CHUNK_SIZE = 64
+CHUNK_SIZE = 32    # the chunkwise forms' chunk: sequences of 12 to 96 steps pad to less of it than to 64
 
 
 @dataclass(frozen=True)
@@ -141,9 +141,10 @@ class MemoryLayer(nn.Module):
         self.layer = _validate.option("layer", layer, LAYERS)
         for name, size in (("d_model", d_model), ("d_key", d_key), ("d_value", d_value)):
             _validate.positive_int(name, size)
-        self.query, self.key = nn.Linear(d_model, d_key, bias=False), nn.Linear(d_model, d_key, bias=False)
-        self.value, self.out = nn.Linear(d_model, d_value, bias=False), nn.Linear(d_value, d_model, bias=False)
-        self.rates = nn.ModuleDict({name: nn.Linear(d_model, 1) for name in self._rate_names()})
+        linear = batched.Linear
+        self.query, self.key = linear(d_model, d_key, bias=False), linear(d_model, d_key, bias=False)
+        self.value, self.out = linear(d_model, d_value, bias=False), linear(d_value, d_model, bias=False)
+        self.rates = nn.ModuleDict({name: linear(d_model, 1) for name in self._rate_names()})
         if "gamma" in self.rates:   # start remembering (gamma = sigmoid(4) = 0.98), as gated models are initialised
             nn.init.constant_(self.rates["gamma"].bias, 4.0)
         if layer == "softmax":
@@ -154,21 +155,27 @@ class MemoryLayer(nn.Module):
 
     def queries_and_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Unit queries from each token and unit keys from the token before it (zero input at the first step)."""
-        shifted = F.pad(x, (0, 0, 1, 0))[..., :-1, :]
-        return F.normalize(self.query(x), dim=-1), F.normalize(self.key(shifted), dim=-1)
+        # the key map has no bias, so shifting its outputs is shifting its inputs, on d_key numbers instead of d_model
+        keys = F.pad(self.key(x), (0, 0, 1, 0))[..., :-1, :]
+        return F.normalize(self.query(x), dim=-1), F.normalize(keys, dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k = self.queries_and_keys(x)
         v = self.value(x)
         if self.layer == "softmax":
-            return self.out(attention.softmax_attention(q * self.log_beta.exp(), k, v, scale=1.0))
+            beta = batched.per_model(self.log_beta.exp(), q)
+            return self.out(attention.softmax_attention(q * beta, k, v, scale=1.0))
         rates = {name: torch.sigmoid(self.rates[name](x)).squeeze(-1) for name in self._rate_names()}
         out, _ = rules.RULES[self.layer](q, k, v, chunk_size=CHUNK_SIZE, **rates)
         return self.out(out)
 
 
 class Model(nn.Module):
-    """Embedding, ``layers`` blocks (memory layer and MLP, each residual after a layer norm), readout to the vocabulary."""
+    """Embedding, ``layers`` blocks (memory layer and MLP, each residual after a layer norm), readout to the vocabulary.
+
+    Built from :mod:`pavlov.batched`'s layers, so that :func:`pavlov.batched.stack` makes several models one, which
+    reads tokens ``[M, batch, T]`` (:func:`train_together`).
+    """
 
     def __init__(self, vocab: Vocabulary, *, layer: str, d_key: int, d_value: int | None = None, d_model: int = 64,
                  layers: int = 1):
@@ -176,18 +183,33 @@ class Model(nn.Module):
         d_model, layers = _validate.positive_int("d_model", d_model), _validate.positive_int("layers", layers)
         d_value = d_key if d_value is None else d_value          # the memory layers check d_key and d_value
         self.vocab = _vocabulary(vocab)
-        self.embed = nn.Embedding(vocab.size, d_model)
+        self.embed = batched.Embedding(vocab.size, d_model)
         self.memories = nn.ModuleList(MemoryLayer(layer, d_model, d_key, d_value) for _ in range(layers))
-        self.mlps = nn.ModuleList(nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, 4 * d_model), nn.GELU(),
-                                                nn.Linear(4 * d_model, d_model)) for _ in range(layers))
-        self.norms = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(layers))
-        self.readout = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, vocab.size))
+        linear, norm = batched.Linear, batched.LayerNorm
+        self.mlps = nn.ModuleList(nn.Sequential(norm(d_model), linear(d_model, 4 * d_model), nn.GELU(),
+                                                linear(4 * d_model, d_model)) for _ in range(layers))
+        self.norms = nn.ModuleList(norm(d_model) for _ in range(layers))
+        self.readout = nn.Sequential(norm(d_model), linear(d_model, vocab.size))
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits ``[batch, T, vocab.size]`` for tokens ``[batch, T]``."""
+    def forward(self, tokens: torch.Tensor, asked: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``[batch, T, vocab.size]`` for tokens ``[batch, T]`` (stacked: ``[M, batch, T, vocab.size]``).
+
+        With ``asked``, a boolean mask of the tokens' shape that picks as many positions for every model, only the
+        logits there, ``[count, vocab.size]`` (stacked: ``[M, count, vocab.size]``), in the mask's order: the last
+        block's MLP and the readout act on each position alone, so they run only where they are read (in training,
+        the queries: a third of the positions, and most of the arithmetic).
+        """
+        if asked is not None:
+            if not isinstance(asked, torch.Tensor) or asked.dtype != torch.bool or asked.shape != tokens.shape:
+                raise TypeError(f"asked must be a boolean mask of the tokens' shape {tuple(tokens.shape)}")
+            counts = asked.flatten(len(tokens.shape) - 2).sum(-1)                   # per model
+            if counts.dim() and bool((counts != counts[0]).any()):
+                raise ValueError(f"asked must pick as many positions for every model, got {counts.tolist()}")
         x = self.embed(tokens)
-        for norm, memory, mlp in zip(self.norms, self.memories, self.mlps):
+        for block, (norm, memory, mlp) in enumerate(zip(self.norms, self.memories, self.mlps)):
             x = x + memory(norm(x))
+            if asked is not None and block == len(self.mlps) - 1:
+                x = x[asked].view(*tokens.shape[:-2], -1, x.shape[-1])      # checked below: one count per model
             x = x + mlp(x)
         return self.readout(x)
 
@@ -201,19 +223,39 @@ def build(vocab: Vocabulary, *, layer: str, d_key: int, seed: int, device=None, 
 
 
 def loss_and_accuracy(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cross-entropy over the query positions and, per sequence, the fraction of queries answered right ``[batch]``."""
-    _model(model)
+    """Cross-entropy over the query positions and, per sequence, the fraction of queries answered right ``[batch]``.
+
+    For a stack of ``M`` models (:func:`pavlov.batched.stack`) tokens and labels are ``[M, batch, T]``, model ``m``
+    reading ``tokens[m]``: the loss is then each model's own ``[M]`` and the accuracy ``[M, batch]``.
+    """
+    models = _model(model).embed.weight.shape[:-2]              # () for one model, (M,) for a stack
+    shape = "[models, batch, T]" if models else "[batch, T]"
     for name, x in (("tokens", tokens), ("labels", labels)):
-        if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.dim() != 2:
-            raise TypeError(f"{name} must be a [batch, T] tensor of token ids (torch.long), got "
+        if not isinstance(x, torch.Tensor) or x.dtype != torch.long or x.dim() != 2 + len(models):
+            raise TypeError(f"{name} must be a {shape} tensor of token ids (torch.long), got "
                             f"{getattr(x, 'dtype', type(x).__name__)} {tuple(getattr(x, 'shape', ()))}")
     if labels.shape != tokens.shape:
         raise ValueError(f"labels must have the shape of tokens {tuple(tokens.shape)}, got {tuple(labels.shape)}")
+    if tokens.shape[:len(models)] != models:
+        raise ValueError(f"tokens must hold one batch for each of the {models[0]} models, got {tokens.shape[0]}")
     logits = model(tokens)
     asked = labels != IGNORE
-    loss = F.cross_entropy(logits[asked], labels[asked])
     right = (logits.argmax(-1) == labels) & asked
-    return loss, right.sum(-1) / asked.sum(-1)
+    return _loss(logits, labels), right.sum(-1) / asked.sum(-1)
+
+
+def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over each model's query positions: a number, or ``[M]`` for a stack."""
+    per_token = F.cross_entropy(logits.flatten(0, -2), labels.flatten(), ignore_index=IGNORE, reduction="none")
+    return per_token.view(labels.shape).sum((-2, -1)) / (labels != IGNORE).sum((-2, -1))
+
+
+def _loss_asked(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """:func:`_loss` with the logits computed only at the query positions (every model's sequences ask as many)."""
+    asked = labels != IGNORE
+    logits = model(tokens, asked)                                        # [..., count, vocab]
+    answers = labels[asked].view(logits.shape[:-1])
+    return F.cross_entropy(logits.flatten(0, -2), answers.flatten(), reduction="none").view(answers.shape).mean(-1)
 
 
 @dataclass
@@ -225,30 +267,50 @@ class Trained:
     seed: int
 
 
-def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], steps: int, batch: int = 64,
-          lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, device=None, **kwargs) -> Trained:
-    """Train a :class:`Model` with AdamW on MQAR batches whose number of pairs cycles through ``pairs``.
+def train_together(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], steps: int, seeds,
+                   batch: int = 64, lr: float = 3e-3, weight_decay: float = 0.01, device=None, **kwargs) -> list[Trained]:
+    """Train one :class:`Model` per seed in ``seeds``, all at once as one stack (:mod:`pavlov.batched`), with AdamW on
+    MQAR batches whose number of pairs cycles through ``pairs``.
 
-    Each step draws a fresh batch (seeded by ``seed`` and the step), so the model sees new sequences
-    throughout; the learning rate decays along a cosine to zero.
+    Each model is the one :func:`build` makes from its seed, and each step draws it a fresh batch seeded by its seed
+    and the step, so it sees new sequences throughout; the learning rate decays along a cosine to zero. The models
+    share nothing but the loop: the stack's loss is the sum of theirs, so each trains as it would alone.
     """
     steps, batch = _validate.positive_int("steps", steps), _validate.positive_int("batch", batch)
     pairs = _pair_counts("pairs", pairs, _vocabulary(vocab))
-    model = build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs)
-    device = next(model.parameters()).device
-    optimiser = torch.optim.AdamW(model.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
-                                  weight_decay=_validate.finite_float("weight_decay", weight_decay, nonnegative=True))
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a sequence of ints, got {type(seeds).__name__}")
+    seeds = tuple(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must name at least one seed, each a non-negative int, got {seeds}")
+    models = [build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs) for seed in seeds]
+    stacked = batched.stack(models)
+    device = next(stacked.parameters()).device
+    # torch's fused AdamW (the same update, in one kernel per step) where it has one for the device
+    optimiser = torch.optim.AdamW(stacked.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
+                                  weight_decay=_validate.finite_float("weight_decay", weight_decay, nonnegative=True),
+                                  fused=device.type in ("cpu", "cuda"))
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
     losses = []
     for step in range(steps):
-        tokens, labels = mqar(batch, pairs[step % len(pairs)], vocab=vocab, seed=seed * 1_000_003 + step, device=device)
-        loss, _ = loss_and_accuracy(model, tokens, labels)
+        drawn = [mqar(batch, pairs[step % len(pairs)], vocab=vocab, seed=seed * 1_000_003 + step, device=device)
+                 for seed in seeds]
+        tokens, labels = (torch.stack(part) for part in zip(*drawn))          # [M, batch, T]
+        loss = _loss_asked(stacked, tokens, labels)                           # [M]
         optimiser.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.sum().backward()
         optimiser.step()
         schedule.step()
-        losses.append(loss.item())
-    return Trained(model, losses, seed)
+        losses.append(loss.detach())
+    per_model = torch.stack(losses, 1).tolist()                               # one copy to the host, at the end
+    return [Trained(model, curve, seed) for model, curve, seed in zip(batched.unstack(stacked), per_model, seeds)]
+
+
+def train(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[int, ...], steps: int, batch: int = 64,
+          lr: float = 3e-3, weight_decay: float = 0.01, seed: int = 0, device=None, **kwargs) -> Trained:
+    """Train one :class:`Model` from ``seed``: :func:`train_together` with one seed."""
+    return train_together(vocab, layer=layer, d_key=d_key, pairs=pairs, steps=steps, seeds=(seed,), batch=batch,
+                          lr=lr, weight_decay=weight_decay, device=device, **kwargs)[0]
 
 
 @torch.no_grad()
@@ -258,7 +320,18 @@ def accuracy(model: Model, n_pairs: int, *, sequences: int, seed: int, batch: in
     sequences, batch = _validate.positive_int("sequences", sequences), _validate.positive_int("batch", batch)
     device = next(_model(model).parameters()).device
     tokens, labels = mqar(sequences, n_pairs, vocab=model.vocab, seed=seed, device=device)
-    return torch.cat([loss_and_accuracy(model, t, y)[1] for t, y in zip(tokens.split(batch), labels.split(batch))])
+    return torch.cat([_answered(model, t, y) for t, y in zip(tokens.split(batch), labels.split(batch))])
+
+
+def _answered(model: Model, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Per sequence, the fraction of its questions answered right ``[batch]``: :func:`loss_and_accuracy`'s accuracy,
+    with the logits read only at the questions (each sequence of an MQAR batch asks as many)."""
+    asked = labels != IGNORE
+    questions = asked.sum(-1)
+    if bool((questions != questions[0]).any()):
+        raise ValueError(f"labels must ask every sequence as many questions, got {questions.tolist()}")
+    right = model(tokens, asked).argmax(-1) == labels[asked]
+    return right.view(tokens.shape[0], -1).sum(-1) / questions
 
 
 class Geometry(NamedTuple):
@@ -341,6 +414,8 @@ def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, st
                sequences: int = 256, device=None, **kwargs) -> list[Run]:
     """Train one model per memory layer, key dimension and seed, then test each at every number of ``test_pairs``.
 
+    The seeds of one layer and key dimension are trained together (:func:`train_together`).
+
     Test sequences are fresh (seeded apart from the training ones) and the same for every model.
     """
     _vocabulary(vocab)
@@ -350,15 +425,15 @@ def experiment(vocab: Vocabulary, *, layers, d_keys, train_pairs, test_pairs, st
     d_keys = _pair_counts("d_keys", d_keys)
     train_pairs, test_pairs = _pair_counts("train_pairs", train_pairs, vocab), _pair_counts("test_pairs", test_pairs, vocab)
     seeds, sequences = _validate.positive_int("seeds", seeds), _validate.positive_int("sequences", sequences)
-    configs = [(layer, d, seed) for d in d_keys for layer in layers for seed in range(seeds)]
     runs = []
-    for layer, d_key, seed in progress(configs, desc="models"):
-        trained = train(vocab, layer=layer, d_key=d_key, pairs=tuple(train_pairs), steps=steps, seed=seed,
-                        device=device, **kwargs)
-        model = trained.model
-        accuracies = {n: accuracy(model, n, sequences=sequences, seed=2**31 + n) for n in test_pairs}
-        beta = model.memories[0].log_beta.exp().item() if layer == "softmax" else None
-        runs.append(Run(layer, d_key, seed, accuracies, geometry(model), trained.losses, beta))
+    # the seeds of one layer and key dimension train together, as one stack
+    for layer, d_key in progress([(layer, d) for d in d_keys for layer in layers], desc="settings"):
+        for trained in train_together(vocab, layer=layer, d_key=d_key, pairs=tuple(train_pairs), steps=steps,
+                                      seeds=range(seeds), device=device, **kwargs):
+            model = trained.model
+            accuracies = {n: accuracy(model, n, sequences=sequences, seed=2**31 + n) for n in test_pairs}
+            beta = model.memories[0].log_beta.exp().item() if layer == "softmax" else None
+            runs.append(Run(layer, d_key, trained.seed, accuracies, geometry(model), trained.losses, beta))
     return runs
 
 

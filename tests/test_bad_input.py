@@ -29,7 +29,7 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
+from pavlov import (attention, batched, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
                     stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
@@ -151,8 +151,8 @@ CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-
                                             (["rival", 2.0], "list")))
 spec(claims.load_records, lambda: {})
 CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
-spec(claims.load_resources, lambda: {})
-CASES += each(claims.load_resources, "directory", ((5, "int"),))
+spec(claims.executed_records, lambda: {"notebooks": []})
+CASES += each(claims.executed_records, "notebooks", (("ch1.ipynb", "str"), (5, "int")))
 spec(claims.anchor, lambda: {"claim_id": "ch2.forms_agree"})
 CASES += each(claims.anchor, "claim_id", (("bad", "no-chapter"), (5, "int")))
 spec(claims.requirement, lambda: {"record": {"relation": "close", "predicted": 1.0, "tolerance": 0.1}})
@@ -767,6 +767,21 @@ spec(mqar.train, lambda: {"vocab": VOCAB, "pairs": (2,), "steps": 1, "batch": 2,
 CASES += each(mqar.train, "pairs", (((), "empty"),)) + each(mqar.train, "seed", ((-1, "negative"),))
 CASES += (each(mqar.train, "pairs", (((5,), "above-n_keys"),))
           + each(mqar.train, "pairs", ((2, "int"),)))
+spec(mqar.train_together, lambda: {"vocab": VOCAB, "pairs": (2,), "steps": 1, "batch": 2, "seeds": (0, 1),
+                                   "device": "cpu", **SMALL},
+     ints=("steps", "batch"), positive=("lr",), nonnegative=("weight_decay",), options=("layer",))
+CASES += each(mqar.train_together, "seeds", (((), "empty"), (3, "int"), ("01", "str"), ((0, -1), "negative")))
+CASES += each(mqar.train_together, "pairs", (((5,), "above-n_keys"),))
+CASES += each(mqar.loss_and_accuracy, "tokens", ((torch.zeros(3, 2, 6, **LONG), "stacked-for-one-model"),))
+spec(batched.stack, lambda: {"models": [model(), model()]})
+CASES += each(batched.stack, "models", ((model(), "one-module"), ([], "empty"), ([model(), 3], "not-modules"),
+                                        ([model(), mqar.build(VOCAB, seed=0, device="cpu", layer="delta", d_key=4,
+                                                              d_model=16)], "two-architectures")))
+spec(batched.per_model, lambda: {"parameter": torch.ones(3), "x": torch.ones(3, 2, 5), "dims": 0})
+CASES += (each(batched.per_model, "parameter", (([1.0], "list"), (torch.ones(3, 2), "too-many-axes")))
+          + each(batched.per_model, "x", ((1.0, "float"),)) + each(batched.per_model, "dims", ((-1, "negative"), (0.5, "float"))))
+spec(batched.unstack, lambda: {"stacked": batched.stack([model(), model()])})
+CASES += each(batched.unstack, "stacked", (("x", "str"), (model(), "not-stacked")))
 spec(mqar.accuracy, lambda: {"model": model(), "n_pairs": 2, "sequences": 4, "seed": 0}, ints=("n_pairs",))
 CASES += each(mqar.accuracy, "n_pairs", ((5, "above-n_keys"),)) + each(mqar.accuracy, "seed", ((-1, "negative"),))
 CASES += (each(mqar.accuracy, "sequences", ((0, "zero"),))
@@ -887,6 +902,8 @@ EXEMPT = {
     "stacking.ChainRun": "data class", "stacking.ChainMeasurement": "data class", "stacking.CramerRate": "data class",
     "timing.Timing": "data class", "hopfield.RecallResult": "data class", "channel.BitsMeasurement": "data class",
     "channel.CodebookMeasurement": "data class",
+    "batched.Linear": "torch's layer (torch checks its sizes)", "batched.LayerNorm": "torch's layer (torch checks its sizes)",
+    "batched.Embedding": "torch's layer (torch checks its sizes)",
     "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 
+import nbformat
 import pytest
 import torch
 from conftest import cases
@@ -337,15 +338,20 @@ def test_alternative_must_be_a_description_and_a_value(alternative):
         ok(measured=1.0, predicted=1.0, tolerance=0.1, alternative=alternative)
 
 
-def test_table_prints_and_records_what_the_chapter_used(claims_dir, monkeypatch, capsys):
+def test_table_prints_what_the_chapter_used_and_carries_its_records_in_the_book(claims_dir, monkeypatch, capsys):
     monkeypatch.delenv("PAVLOV_BOOK", raising=False)
-    claims.table("ch7")
+    ok("ch7.carried", measured=1.0, predicted=1.0, tolerance=0.1)
+    shown = claims.table("ch7")
     assert "ch7 ran in" in capsys.readouterr().out
-    assert claims.load_resources(claims_dir) == []                     # recorded only while the book is built
+    assert shown._repr_mimebundle_() == ({}, {})                            # carried only while the book is built
     monkeypatch.setenv("PAVLOV_BOOK", "1")
-    claims.table("ch7")
-    claims.table("ch12")
-    (first, second) = claims.load_resources(claims_dir)
-    assert (first["chapter"], second["chapter"]) == ("ch7", "ch12")
-    assert first["seconds"] >= 0 and first["host_bytes"] > 0
-    assert first["device_bytes"] is None or first["device_bytes"] >= 0
+    outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": ""}, metadata=metadata)
+               for _, metadata in (claims.table(chapter)._repr_mimebundle_() for chapter in ("ch7", "ch12"))]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=outputs)])
+    records, used = claims.executed_records([nb])
+    assert "ch7.carried" in [r["id"] for r in records] and {r["chapter"] for r in records} <= {"ch7", "ch12"}
+    assert all(r["scale"] in ("quick", "full") for r in records)
+    assert [u["chapter"] for u in used] == ["ch7", "ch12"]
+    assert used[0]["seconds"] >= 0 and used[0]["host_bytes"] > 0
+    assert used[0]["device_bytes"] is None or used[0]["device_bytes"] >= 0
+    assert claims.executed_records([nbformat.v4.new_notebook()]) == ([], [])

@@ -30,6 +30,9 @@ from conftest import toc_files
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+# under `make test`'s two workers, every page here runs on one of them, beside the pinned environment's run on the other
+pytestmark = pytest.mark.xdist_group("colab")
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".venv-colab" / "bin" / "python"
 REPOSITORY_URL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]

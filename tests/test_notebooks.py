@@ -2,7 +2,7 @@
 ends with the table of the claims it checked.
 
 The chapters come from ``_toc.yml``; the repository URL from ``_config.yml`` (``repository.url``), the
-one place it is configured. Executing the notebooks is nbval's job, not this module's.
+one place it is configured. Executing the notebooks is tools/execute.py's job (the pages' own tests), not this module's.
 """
 
 from __future__ import annotations

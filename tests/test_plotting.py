@@ -173,9 +173,36 @@ def test_explorer_is_static_when_the_book_is_built(monkeypatch, capsys):
     plotting.explorer(_line, **_controls())
     assert len(shown) == 1 and "pavlov-explorer" in shown[0]["text/html"] and "image/svg+xml" in shown[0]
     monkeypatch.delenv(plotting.STATIC)
-    shown.clear()
-    plotting.explorer(_line, **_controls())
-    assert type(shown[0]).__name__ == "Box"             # live controls, then the figure
+
+
+def test_a_live_explorer_redraws_its_figure_when_a_control_moves(monkeypatch):
+    # the book's pages are executed with the explorers static; here is the live one a reader of this
+    # environment (ipywidgets 8) gets, moved as the Colab emulation moves Colab's (ipywidgets 7)
+    pytest.importorskip("ipywidgets")
+    shown, updates = [], []
+
+    class Handle:
+        def update(self, figure):
+            updates.append(figure)
+
+    def display(*objects, **kwargs):
+        shown.extend(objects)
+        return Handle() if kwargs.get("display_id") else None
+
+    monkeypatch.setattr("IPython.display.display", display)
+    monkeypatch.delenv(plotting.STATIC, raising=False)
+    controls = _controls()
+    plotting.explorer(_line, **controls)
+    assert type(shown[0]).__name__ == "Box" and shown[1] is not None     # live controls, then the figure
+    first = _png(shown[1])
+    controls["a"].value = controls["a"].max
+    assert len(updates) == 1 and _png(updates[0]) != first
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
 
 
 def test_legend_below_sits_under_the_panels():

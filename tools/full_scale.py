@@ -88,7 +88,7 @@ print({MARK!r} + _json.dumps({{"machines": [m._asdict() for m in _work_mode.mach
                               "threads": _work.torch.get_num_threads()}}))
 """
 # the functions that repeat one step many times, and the argument that counts the steps
-SAMPLED = {"ch9": ("pavlov.mqar", "train", "steps")}
+SAMPLED = {"ch9": ("pavlov.mqar", "train_together", "steps")}
 SAMPLE = 12  # a multiple of chapter 9's cycle of six numbers of pairs
 
 
