@@ -208,3 +208,16 @@ def test_progress_is_silent_in_builds_and_tests(monkeypatch, setting):
     monkeypatch.setenv(*setting)
     items = range(3)
     assert pv.progress(items) is items
+
+
+def test_a_process_reports_its_own_peak_memory_not_that_of_the_process_that_started_it():
+    # a page's kernel is started by a test process of a few GiB: its table of memory must show the kernel's own
+    import subprocess
+    import sys
+
+    ballast = bytearray(2**30)                       # the starting process holds 1 GiB more than a kernel needs
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    out = subprocess.run([sys.executable, "-c", "import pavlov.runtime as r; print(r.resources()['host_bytes'])"],
+                         capture_output=True, text=True, check=True).stdout
+    del ballast
+    assert int(out) < 2**30
