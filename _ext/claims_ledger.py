@@ -159,6 +159,12 @@ def _current_cache(app) -> None:
 
 
 def _shown(app) -> tuple[list[dict], list[dict], list[str]]:
+    if getattr(app, "_pavlov_shown", None) is None:      # read once per build, for every page that shows records
+        app._pavlov_shown = _read_shown(app)
+    return app._pavlov_shown
+
+
+def _read_shown(app) -> tuple[list[dict], list[dict], list[str]]:
     """The claim and resource records of the pages this build shows, from their outputs: each page's execution in
     the cache, matched by the page's code as myst-nb matches it (it takes the outputs it shows from there); and the
     pages that end with a claims table whose output carries no records (executed without the book's switch)."""

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import pavlov as pv
+from tools.book_data import toc_files  # noqa: F401  (the tests' one way to read the table of contents)
 
 DEVICE = pv.default_device()
 FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -86,15 +87,6 @@ def one_thread():
 def cases(*rows):
     """Rows of a parameter table whose first entry is the case's name, as ``pytest.param``s with that id."""
     return [pytest.param(*row[1:], id=row[0]) for row in rows]
-
-
-def toc_files(entry) -> list[str]:
-    """Every ``file:`` named anywhere in the table of contents, in order."""
-    if isinstance(entry, dict):
-        return ([entry["file"]] if "file" in entry else []) + [f for v in entry.values() for f in toc_files(v)]
-    if isinstance(entry, list):
-        return [f for item in entry for f in toc_files(item)]
-    return []
 
 
 def pytest_terminal_summary(terminalreporter):

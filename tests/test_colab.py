@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import subprocess
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -29,6 +28,8 @@ import yaml
 from conftest import toc_files
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from tools.execute import cell_seconds
 
 # under `make test`'s two workers, every page here runs on one of them, beside the pinned environment's run on the other
 pytestmark = pytest.mark.xdist_group("colab")
@@ -110,19 +111,6 @@ for explorer in plotting.EXPLORERS:
 print(f"ipywidgets {ipywidgets.__version__}; settings drawn: {moved}")
 print("CPU seconds per cell:", json.dumps(_cpu_seconds))
 '''
-
-
-def wall_seconds(nb) -> list[tuple[int, float]]:
-    """``(cell index, seconds)`` for every code cell, from the timings nbclient records."""
-    def at(stamp: str) -> datetime:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-    rows = []
-    for i, cell in enumerate(nb.cells):
-        timing = cell.metadata.get("execution", {})
-        if cell.cell_type == "code" and "iopub.execute_input" in timing:
-            rows.append((i, (at(timing["shell.execute_reply"]) - at(timing["iopub.execute_input"])).total_seconds()))
-    return rows
 
 
 def pip(*args: str, env: dict) -> str:
@@ -215,7 +203,7 @@ def test_page_runs_alone_on_colabs_versions(colab, page, monkeypatch):
     assert "ipywidgets 7." in report, "the kernel is not the Colab environment's"
     cells = [i for i, cell in enumerate(nb.cells[:-1]) if cell.cell_type == "code"]
     cpu = dict(zip(cells, json.loads(report.split("CPU seconds per cell:")[1])))
-    wall = dict(wall_seconds(nb))
+    wall = {i: s for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (s := cell_seconds(cell)) is not None}
     slowest = max(cpu, key=cpu.get)
     print(f"{page}: {sum(cpu.values()):.0f} CPU s in all; slowest cell {slowest}: {cpu[slowest]:.1f} CPU s, "
           f"{wall.get(slowest, float('nan')):.1f} s wall;", report.splitlines()[0])

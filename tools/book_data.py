@@ -19,6 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SCALES = ROOT / "pavlov" / "data" / "scales.json"
 
 
+def toc_files(entry) -> list[str]:
+    """Every ``file:`` named anywhere in the table of contents (parsed ``_toc.yml``), in order."""
+    if isinstance(entry, dict):
+        return ([entry["file"]] if "file" in entry else []) + [f for v in entry.values() for f in toc_files(v)]
+    if isinstance(entry, list):
+        return [f for item in entry for f in toc_files(item)]
+    return []
+
+
 def chapters(root: Path = ROOT) -> list[Path]:
     """The chapter notebooks, in the order of ``_toc.yml``."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))

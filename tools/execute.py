@@ -37,6 +37,8 @@ from filelock import FileLock
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from .book_data import chapters, toc_files
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 STAMP = "pavlov-stamp.json"
@@ -87,9 +89,9 @@ def budget(page: str) -> int:
 
 def chapter_budgets() -> dict[str, int]:
     """Each chapter's budget by its id (``"ch9"``), for the GPU page's table of what each chapter took."""
-    import re
+    from .full_scale import chapter_id
 
-    return {f"ch{int(m.group(1))}": budget(page) for page in pages() if (m := re.match(r"chapters/ch(\d+)_", page))}
+    return {chapter_id(path): budget(str(path.relative_to(ROOT))) for path in chapters()}
 
 
 def tests_budget() -> int:
@@ -115,13 +117,8 @@ def pages() -> list[str]:
     """Every notebook page of the book, in the order of ``_toc.yml``, relative to the root."""
     import yaml
 
-    def files(entry):
-        if isinstance(entry, dict):
-            return ([entry["file"]] if "file" in entry else []) + [f for v in entry.values() for f in files(v)]
-        return [f for item in entry for f in files(item)] if isinstance(entry, list) else []
-
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    return [f"{f}.ipynb" for f in files(toc) if (ROOT / f"{f}.ipynb").is_file()]
+    return [f"{f}.ipynb" for f in toc_files(toc) if (ROOT / f"{f}.ipynb").is_file()]
 
 
 def stamp(book: bool | None = None) -> dict:
@@ -198,7 +195,7 @@ def execute(path: Path) -> tuple[nbformat.NotebookNode, float, list[float]]:
         finally:
             os.environ.clear()
             os.environ.update(saved)
-    cells = [_seconds(cell) for cell in executed.cells if cell.cell_type == "code"]
+    cells = [cell_seconds(cell) or 0.0 for cell in executed.cells if cell.cell_type == "code"]
     # the page as the book reads it, with the outputs: jupyter-cache matches pages by their cells' metadata too
     for cell, ran in zip(source.cells, executed.cells):
         if cell.cell_type == "code":
@@ -206,12 +203,13 @@ def execute(path: Path) -> tuple[nbformat.NotebookNode, float, list[float]]:
     return source, seconds, cells
 
 
-def _seconds(cell) -> float:
+def cell_seconds(cell) -> float | None:
+    """How long an executed code cell ran, from the timings nbclient records (None when it did not run)."""
     from datetime import datetime
 
     timing = cell.metadata.get("execution", {})
     if "iopub.execute_input" not in timing:
-        return 0.0
+        return None
     start, end = (datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
                   for k in ("iopub.execute_input", "shell.execute_reply"))
     return (end - start).total_seconds()
