@@ -209,7 +209,7 @@ class Model(nn.Module):
         for block, (norm, memory, mlp) in enumerate(zip(self.norms, self.memories, self.mlps)):
             x = x + memory(norm(x))
             if asked is not None and block == len(self.mlps) - 1:
-                x = x[asked].view(*tokens.shape[:-2], -1, x.shape[-1])      # checked below: one count per model
+                x = x[asked].view(*tokens.shape[:-2], -1, x.shape[-1])      # one count per model, checked above
             x = x + mlp(x)
         return self.readout(x)
 
