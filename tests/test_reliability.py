@@ -105,6 +105,8 @@ def _digests_in_fresh_process() -> dict[str, str]:
     code = ("import json, torch; torch.set_num_threads(1); import test_reliability as t; "
             "print(json.dumps({name: t.digest(name, 0) for name in t.COMPUTATIONS}))")
     env = {key: value for key, value in os.environ.items() if key != "PAVLOV_SEED"}
+    # the tests import the repository's tools (pytest puts the root on the path, through its conftest.py)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(HERE.parent), env.get("PYTHONPATH"))))
     done = subprocess.run([sys.executable, "-c", code], cwd=HERE, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
