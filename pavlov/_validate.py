@@ -69,6 +69,14 @@ def finite_float(name: str, value, *, positive: bool = False, nonnegative: bool 
     return value
 
 
+def probability(name: str, value) -> float:
+    """Check that ``value`` is a probability, a real number in [0, 1]."""
+    value = finite_float(name, value, nonnegative=True)
+    if value > 1:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+    return value
+
+
 def reals(name: str, values, **bounds) -> list[float]:
     """Check that ``values`` is a sequence of finite real numbers, each as in :func:`finite_float` with ``bounds``."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):

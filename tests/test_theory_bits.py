@@ -185,9 +185,9 @@ def test_the_integer_search_finds_an_interior_maximum(peak):
     def f(n):
         return -(math.log(n) - math.log(peak)) ** 2
 
-    assert theory._integer_argmax(f, 2, 2**20) == (peak, 0.0)
-    assert theory._integer_argmax(lambda n: -abs(n - peak), 2, 2**20)[0] == peak
-    assert theory._integer_argmax(lambda n: 0.0, 2, 50)[0] == 50        # a tie: the largest n
+    assert theory.channel._integer_argmax(f, 2, 2**20) == (peak, 0.0)
+    assert theory.channel._integer_argmax(lambda n: -abs(n - peak), 2, 2**20)[0] == peak
+    assert theory.channel._integer_argmax(lambda n: 0.0, 2, 50)[0] == 50        # a tie: the largest n
 
 
 # --- the bound given the keys, by Monte Carlo ---

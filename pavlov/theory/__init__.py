@@ -1,0 +1,54 @@
+"""Closed-form predictions, one module per idea; every public name is also ``pavlov.theory.<name>``.
+
+This package never imports the code that measures (``conditioning``, ``attention``, ``stimuli``, ``stores``, ...):
+a prediction computed by the code it checks proves nothing. Its modules import only each other, :mod:`pavlov._validate`
+and :mod:`pavlov.stats`; the measuring modules sit above it.
+
+Modules:
+
+- :mod:`~pavlov.theory.overlaps`: moments of key overlaps (sphere, Gaussian), the Welch bound
+- :mod:`~pavlov.theory.acquisition`: conditioning: acquisition and generalisation moments
+- :mod:`~pavlov.theory.cost`: operation counts of the attention forms, norm rescaling, rounding
+- :mod:`~pavlov.theory.interference`: the ISR registry, mean ISR and its variance, capacity, the worst case, recall accuracy
+- :mod:`~pavlov.theory.mlp`: polynomial, ReLU and least-squares stores; the linear bound
+- :mod:`~pavlov.theory.softmax`: the softmax store, its temperature, long-context scaling
+- :mod:`~pavlov.theory.stacking`: error propagation through stacked heads and layers
+- :mod:`~pavlov.theory.forgetting`: decay, drift, Oja's rule
+- :mod:`~pavlov.theory.erasure`: erasing an association from a least-squares store
+- :mod:`~pavlov.theory.cues`: noisy cues and basins of attraction
+- :mod:`~pavlov.theory.hopfield`: the classical Hopfield network
+- :mod:`~pavlov.theory.channel`: retrieval as a channel: bits per read and per stored number
+"""
+
+# The registry is filled as its modules are imported: interference first, then mlp and softmax.
+from .overlaps import (sphere_overlap_moments, welch_bound, sphere_overlap_moment, log_sphere_overlap_mgf,
+                       key_overlap_moments, KEY_ENSEMBLES, GAUSSIAN_OVERLAP)
+from .acquisition import acquisition_moments, normalised_strength, generalisation_moments
+from .cost import attention_cost, norm_rescaling_change, rounding_scale, ATTENTION_FORMS, UNIT_ROUNDOFF
+from .interference import (isr, isr_variance, capacity, isr_crossing, all_within_probability, worst_case_capacity,
+                           hebbian_decoding_accuracy, recall_accuracy, hebbian_accuracy_capacity, gaussian_overlap_isr,
+                           ISR_FORMULAS, ISR_VARIANCES, COUNT_LIMIT, WORST_CASE_METHODS)
+from .mlp import linear_isr_bound, target_wins_probability
+from .softmax import softmax_moment_limit, softmax_beta_for_isr, logn_scaled_beta, yarn_scaled_beta
+from .stacking import stacked_error, stacked_error_bound, source_error_bound, bound_optimal_heads
+from .forgetting import decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair
+from .erasure import erasure_residual, erasure_damage, erasure_change, ERASURE_RULES
+from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
+from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
+from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
+                      decay_retrieval_bits, binary_channel_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT)
+
+__all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
+           "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS", "KEY_ENSEMBLES",
+           "MATRIX_STORES", "PAIR_STORES", "UNIT_ROUNDOFF", "WORST_CASE_METHODS", "acquisition_moments",
+           "all_within_probability", "attention_cost", "basin_radius", "binary_channel_bits", "bits_per_number",
+           "bound_optimal_heads", "capacity", "decay_horizon", "decay_isr", "decay_retrieval_bits", "erasure_change",
+           "erasure_damage", "erasure_residual", "gaussian_overlap_isr", "generalisation_moments",
+           "hebbian_accuracy_capacity", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_read_bits",
+           "hopfield_bit_flip", "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing",
+           "isr_variance", "key_overlap_moments", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
+           "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr", "norm_rescaling_change", "normalised_strength",
+           "oja_repeated_pair", "optimal_decay", "optimal_load", "recall_accuracy", "retrieval_bits", "rounding_scale",
+           "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment",
+           "sphere_overlap_moments", "stacked_error", "stacked_error_bound", "stored_numbers",
+           "target_wins_probability", "welch_bound", "worst_case_capacity", "yarn_scaled_beta"]

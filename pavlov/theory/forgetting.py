@@ -1,0 +1,145 @@
+"""Forgetting and drift: exponential decay's ISR and horizon, Hebbian drift, and Oja's rule on a repeated pair.
+
+Chapter 7 derives them; chapter 11 reads decay's ISR as bits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import _validate, stats
+
+
+def decay_isr(age: int, *, gamma: float, d: int, length: int | None = None) -> float:
+    r"""Mean ISR of the pair written ``age`` steps before the end of a decay-rule stream of ``length`` pairs.
+
+    With unit keys uniform on the sphere and unit values, the pair of age :math:`a` is read with signal
+    :math:`\gamma^a v` and interference :math:`\sum_{m \ne a} \gamma^m (k \cdot k_m) v_m`, whose mean
+    square is :math:`\frac1d \sum_{m \ne a} \gamma^{2m}`:
+
+    .. math::
+
+        \mathrm{ISR}(a) = \frac{G - \gamma^{2a}}{d\, \gamma^{2a}}, \qquad G = \sum_{m=0}^{T-1} \gamma^{2m}
+        = \frac{1 - \gamma^{2T}}{1 - \gamma^2} \quad (T = \infty: \tfrac{1}{1-\gamma^2}).
+
+    At :math:`\gamma = 1` every pair has ISR :math:`(T-1)/d`, the Hebbian store of chapter 3.
+
+    >>> round(decay_isr(0, gamma=1.0, d=64, length=65), 12)
+    1.0
+    """
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        raise ValueError(f"age must be a non-negative integer, got {age!r}")
+    interference, signal = _decay_interference(gamma, d, length), gamma ** (2 * age)
+    return interference / signal - 1 / d if signal > 0 else math.inf    # a signal below the smallest float
+
+
+def _decay_interference(gamma: float, d: int, length: int | None) -> float:
+    """:math:`G / d`, the total written weight's mean square seen by one probe."""
+    gamma = _validate.probability("gamma", gamma)
+    d = _validate.positive_int("d", d)
+    if length is not None:
+        length = _validate.positive_int("length", length)
+    if gamma == 0:
+        raise ValueError("gamma must be positive: at gamma = 0 only the last pair is kept")
+    if length is None:
+        if gamma == 1:
+            raise ValueError("length must be given when gamma = 1 (the Hebbian store never forgets)")
+        total = 1 / (1 - gamma ** 2)
+    else:
+        total = length if gamma == 1 else (1 - gamma ** (2 * length)) / (1 - gamma ** 2)
+    return total / d
+
+
+def decay_horizon(*, gamma: float, d: int, length: int | None = None) -> float:
+    r"""The age up to which decay-rule pairs are read with ISR at most 1: :math:`\ln\frac{d+1}{G} / (2 \ln \frac1\gamma)`.
+
+    Pairs of age at most the horizon (rounded down) are retrievable; a negative horizon means none is.
+
+    >>> round(decay_horizon(gamma=0.98, d=64), 1)
+    23.4
+    """
+    if gamma == 1:
+        raise ValueError("gamma must be below 1: the Hebbian store has no horizon (every pair has one ISR)")
+    interference = _decay_interference(gamma, d, length)          # checks gamma, d and length first
+    return math.log((1 + 1 / d) / interference) / (2 * math.log(1 / gamma))
+
+
+def optimal_decay(d: int, *, exact: bool = False) -> tuple[float, float]:
+    r"""The forgetting rate that retrieves the longest past in an endless stream, and that horizon.
+
+    For :math:`\varepsilon = 1 - \gamma` small the horizon is :math:`\ln(2(d+1)\varepsilon) / (2\varepsilon)`;
+    it peaks at :math:`\varepsilon^* = e / (2(d+1))` with horizon :math:`(d+1)/e`: the best decay memory
+    recalls its last :math:`0.37\,(d+1)` pairs, for ever, where the Hebbian store recalls :math:`d+1`
+    pairs and then nothing. That is the asymptote for large ``d``; with ``exact=True`` the horizon
+    :func:`decay_horizon` itself is maximised over :math:`\gamma` (golden-section search), which at
+    ``d = 64`` is half a step shorter.
+
+    >>> gamma, horizon = optimal_decay(64)
+    >>> round(gamma, 4), round(horizon, 2)
+    (0.9791, 23.91)
+    >>> gamma, horizon = optimal_decay(64, exact=True)
+    >>> round(gamma, 4), round(horizon, 2)
+    (0.9793, 23.41)
+    """
+    d = _validate.positive_int("d", d)
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be True or False, got {exact!r}")
+    if not exact:
+        return 1 - math.e / (2 * (d + 1)), (d + 1) / math.e
+    # the horizon is positive only where (d + 1)(1 - gamma^2) > 1, and has one peak there
+    high = math.sqrt(1 - 1 / (d + 1))
+    gamma = stats.golden_section_min(lambda g: -decay_horizon(gamma=g, d=d), 1e-9, high)
+    return gamma, decay_horizon(gamma=gamma, d=d)
+
+
+def hebbian_drift(epochs_old: int, epochs_new: int, *, n_pairs: int, d: int) -> tuple[float, float, float]:
+    r"""Exact means for the Hebbian store after ``epochs_old`` epochs of old and ``epochs_new`` of new values.
+
+    With :math:`S = \sum_i k_i^\top (e_1 v_i + e_2 v'_i)` (unit keys uniform on the sphere, independent unit
+    values), returns :math:`(\mathbb E[(k_i S) \cdot v'_i],\ \mathbb E\lVert k_i S \rVert^2,\ \mathbb E \lVert S \rVert_F^2)
+    = (e_2,\ (e_1^2 + e_2^2)(1 + \tfrac{n-1}{d}),\ n (e_1^2 + e_2^2))`. Their ratio, the retrieval quality
+    :math:`e_2 / \sqrt{(e_1^2 + e_2^2)(1 + (n-1)/d)}`, regains a fraction :math:`\rho` of its value before the
+    change only when :math:`e_2 = e_1 \rho / \sqrt{1 - \rho^2}`: old learning slows new learning in proportion.
+
+    >>> hebbian_drift(3, 4, n_pairs=1, d=8)
+    (4.0, 25.0, 25.0)
+    """
+    epochs_old, epochs_new = (_validate.finite_float(name, value, nonnegative=True)     # real epochs allowed
+                              for name, value in (("epochs_old", epochs_old), ("epochs_new", epochs_new)))
+    n_pairs, d = _validate.positive_int("n_pairs", n_pairs), _validate.positive_int("d", d)
+    weight = epochs_old ** 2 + epochs_new ** 2
+    return epochs_new, weight * (1 + (n_pairs - 1) / d), n_pairs * weight
+
+
+def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str = "source"):
+    r"""The exact store after ``steps`` presentations of one pair ``(k [d_k], v [d_v])`` under Oja's rule (None: the limit).
+
+    Source form: column :math:`j` is :math:`(1 - (1 - \alpha v_j^2)^N)\, k / v_j`, converging to :math:`k^\top (1/v)`,
+    whose read-out :math:`k S = \lVert k \rVert^2 / v` is the reciprocal of the US, not the US. Standard form:
+    :math:`(1 - (1 - \alpha \lVert v \rVert^2)^N)\, k^\top v / \lVert v \rVert^2`, read out as :math:`v / \lVert v\rVert^2`.
+    Both converge when :math:`0 < \alpha v_j^2 < 2` (resp. :math:`\alpha \lVert v \rVert^2 < 2`); a component
+    :math:`v_j = 0` leaves its column at zero.
+
+    >>> oja_repeated_pair(torch.tensor([1.0, 0.0]), torch.tensor([0.5, 2.0]), alpha=0.1)
+    tensor([[2.0000, 0.5000],
+            [0.0000, 0.0000]])
+    """
+    _validate.option("form", form, ("source", "standard"))
+    for name, x in (("k", k), ("v", v)):
+        _validate.tensor(name, x)
+        if x.dim() != 1:
+            raise ValueError(f"{name} must be one vector (1 dimension), got shape {tuple(x.shape)}")
+    _validate.same_device_dtype(k=k, v=v)
+    alpha = _validate.finite_float("alpha", alpha, positive=True)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+        raise ValueError(f"steps must be a non-negative integer or None, got {steps!r}")
+    if form == "source":
+        gain = v ** 2
+        inverse = torch.where(v != 0, 1 / torch.where(v != 0, v, 1), 0)       # 1/v_j, 0 where v_j = 0
+    else:
+        gain = v.pow(2).sum()
+        inverse = v / gain
+    settled = 1.0 if steps is None else 1 - (1 - alpha * gain) ** steps
+    return k[:, None] * (settled * inverse)[None, :]
