@@ -192,7 +192,7 @@ def _linear_chunkwise(q, k, v, gamma, beta, state, *, correct: bool, chunk_size:
         q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
         beta = None if beta is None else F.pad(beta, (0, pad))
         gamma = None if gamma is None else F.pad(gamma, (0, pad), value=1.0)
-    split = lambda x: x.reshape(*x.shape[:-2], -1, chunk_size, x.shape[-1])  # noqa: E731  (..., n, C, d)
+    split = lambda x: x.reshape(*x.shape[:-2], -1, chunk_size, x.shape[-1])
     q, k, v = split(q), split(k), split(v)
     beta = None if beta is None else split(beta[..., None])
     gamma = None if gamma is None else split(gamma[..., None])
@@ -375,8 +375,14 @@ def bcm(q, k, v, *, alpha, tau, initial_state=None, chunk_size=None):
     return torch.stack(outputs, dim=-2), (state, theta)
 
 
+KALMAN_PRIOR = 1e3
+"""The Kalman filter's default prior variance :math:`p_0` (see :func:`kalman`)."""
+KALMAN_NOISE = 1.0
+r"""The Kalman filter's default observation noise :math:`\sigma^2`: its ridge is ``KALMAN_NOISE / KALMAN_PRIOR``."""
+
+
 @float32_accumulation
-def kalman(q, k, v, *, prior=1e3, noise=1.0, drift=0.0, initial_state=None, chunk_size=None):
+def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, initial_state=None, chunk_size=None):
     r"""The Kalman filter, recursive least squares: a delta rule whose gain comes from the store's uncertainty.
 
     The store :math:`S` is the posterior mean of a linear map from keys to values, and

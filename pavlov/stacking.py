@@ -96,7 +96,7 @@ class ConditioningStack:
 
     @classmethod
     def random(cls, layers: int, heads: int, d_model: int, d_k: int, d_v: int | None = None, *,
-               generator: torch.Generator | None = None, device=None, dtype=None, **options) -> "ConditioningStack":
+               generator: torch.Generator | None = None, device=None, dtype=None, **options) -> ConditioningStack:
         r"""A stack with random weights, drawn from ``generator`` on ``device`` in ``dtype``.
 
         Entries of :math:`W_Q, W_K, W_V` are :math:`\mathcal N(0, 1/d)` and of :math:`W_O`
@@ -239,11 +239,15 @@ def _run_chain(hops: Iterable[tuple[torch.Tensor, torch.Tensor]], start: torch.T
     iterable, without the input checks, whose scan of every code would cost more than the run."""
     trials = torch.arange(start.shape[0], device=start.device)
     items, head_items, retrieved = [start], [], []
-    hops = iter(hops)
-    hop = next(hops, None)
-    query = None if hop is None else hop[0][trials, :, start]                          # (B, H, d_k)
-    while hop is not None:
-        keys, values = (x.contiguous() for x in hop)                                    # (B, H, n, d_k)
+    r = values = None                                # the last hop's read and values
+    for hop, (hop_keys, hop_values) in enumerate(hops):
+        if hop == 0:                                 # the first layer queries the start item
+            query = hop_keys[trials, :, start]                                          # (B, H, d_k)
+        elif cleanup:                                # the next layer queries the clean item
+            query = hop_keys[trials, :, items[-1]]
+        else:                                        # v_i -> k_i of this hop, exactly (n <= d_k), applied to r
+            query = ((r[..., None, :] @ torch.linalg.pinv(values)) @ hop_keys).squeeze(-2)
+        keys, values = hop_keys.contiguous(), hop_values.contiguous()                   # (B, H, n, d_k)
         # the Hebbian store read as r = (q K^T) V, without forming S = K^T V: n d_k operations, not n d_k^2;
         # matrix-vector products, since batched products of tiny matrices are slow on a CPU
         overlaps = (keys @ query[..., None]).squeeze(-1)                                # k_i . q, (B, H, n)
@@ -252,13 +256,6 @@ def _run_chain(hops: Iterable[tuple[torch.Tensor, torch.Tensor]], start: torch.T
         head_items.append(scores.argmax(-1))
         retrieved.append(r)
         items.append(_decode(scores, head_items[-1], items[-1] if cleanup else start, readout))
-        hop = next(hops, None)
-        if hop is None:
-            break
-        if cleanup:                                  # the next layer queries the clean item
-            query = hop[0][trials, :, items[-1]]
-        else:                                        # v_i -> k_i of the next hop, exactly (n <= d_k), applied to r
-            query = ((r[..., None, :] @ torch.linalg.pinv(values)) @ hop[0]).squeeze(-2)
     return ChainRun(torch.stack(items, 1), torch.stack(head_items, 1), torch.stack(retrieved, 1), cleanup)
 
 

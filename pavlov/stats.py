@@ -1,4 +1,5 @@
-"""Small statistics used by every chapter: means with standard errors, relative errors, weighted slopes."""
+"""Small statistics used by every chapter: means with standard errors, relative errors, weighted slopes, ratios and
+crossings of estimates."""
 
 from __future__ import annotations
 
@@ -87,3 +88,42 @@ def golden_section_min(f, low: float, high: float, *, iterations: int = 100) -> 
         a, b = high - golden * (high - low), low + golden * (high - low)
         low, high = (low, b) if f(a) <= f(b) else (a, high)
     return (low + high) / 2
+
+
+def ratio(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    r"""The ratio :math:`a/b` of two independent estimates ``(value, se)``, and its standard error.
+
+    To first order (the delta method) the relative errors add in quadrature:
+    :math:`\mathrm{se}(a/b) = |a/b| \sqrt{(\mathrm{se}_a/a)^2 + (\mathrm{se}_b/b)^2}`. An exact number is ``(value, 0.0)``.
+
+    >>> ratio((6.0, 0.3), (2.0, 0.0))     # 5% of 3
+    (3.0, 0.15)
+    """
+    (a, a_se), (b, b_se) = ((_validate.finite_float(name, x), _validate.finite_float(f"{name}'s se", s, nonnegative=True))
+                            for name, (x, s) in (("a", a), ("b", b)))
+    if a == 0 or b == 0:
+        raise ValueError(f"a and b must be non-zero for a relative error, got a={a}, b={b}")
+    return a / b, a / b * math.hypot(a_se / a, b_se / b)
+
+
+def crossing(curve: dict, level: float) -> tuple[float, float]:
+    r"""Where a decreasing measured curve first falls below ``level``, interpolated linearly, with its standard error.
+
+    ``curve`` maps each ``x`` to an estimate ``(y, se)``. With :math:`x_a < x_b` the neighbouring points around
+    the first fall below ``level`` (:math:`y_a \ge \ell > y_b`), the crossing is
+    :math:`x_a + (x_b - x_a)(y_a - \ell)/(y_a - y_b)`; its standard error propagates the two independent
+    :math:`\mathrm{se}` to first order: :math:`(x_b - x_a) \sqrt{((\ell - y_b)\,\mathrm{se}_a)^2 + ((y_a - \ell)\,\mathrm{se}_b)^2}/(y_a - y_b)^2`.
+
+    >>> [round(x, 4) for x in crossing({1: (1.0, 0.05), 2: (0.5, 0.05), 4: (0.25, 0.05)}, 0.75)]   # halfway from 1 to 2
+    [1.5, 0.0707]
+    """
+    level = _validate.finite_float("level", level)
+    if not isinstance(curve, dict) or len(curve) < 2:
+        raise ValueError(f"curve must be a dict of at least two points {{x: (y, se)}}, got {curve!r}")
+    xs = sorted(curve)
+    b = next((i for i, x in enumerate(xs) if curve[x][0] < level), None)
+    if not b:
+        raise ValueError(f"the curve's x = {xs[0]} .. {xs[-1]} does not straddle the level {level}: extend it")
+    (xa, (ya, sa)), (xb, (yb, sb)) = (xs[b - 1], curve[xs[b - 1]]), (xs[b], curve[xs[b]])
+    se = (xb - xa) * math.hypot((level - yb) * sa, (ya - level) * sb) / (ya - yb) ** 2
+    return xa + (xb - xa) * (ya - level) / (ya - yb), se

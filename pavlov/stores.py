@@ -428,6 +428,10 @@ class IsrMeasurement(NamedTuple):
         """The fraction of queries decoded to the right value."""
         return self.correct.float().mean().item()
 
+    def deviation(self, predicted: float) -> float:
+        """The mean ISR's deviation from ``predicted``, in standard errors: ``(mean - predicted) / se``."""
+        return (self.mean - _validate.finite_float("predicted", predicted)) / self.se
+
 
 def _nearest_is_target(retrieved: torch.Tensor, values: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Whether each retrieval's largest inner product over all values is with its target, streamed over memories."""
@@ -483,8 +487,8 @@ def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator |
 
 
 def interference_to_signal(memory, n_queries: int | None = None, *, query_noise: float = 0.0,
-                           generator: torch.Generator | None = None,
-                           queries: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                           generator: torch.Generator | None = None, queries: torch.Tensor | None = None,
+                           candidates: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Query a built store with its first ``n_queries`` stored keys (default: all): each query's ISR and decoding.
 
     With ``query_noise`` = :math:`\sigma > 0` each query is a noisy cue of its key (:func:`noisy_cues`, drawn
@@ -494,7 +498,8 @@ def interference_to_signal(memory, n_queries: int | None = None, *, query_noise:
 
     Returns ``(isr [..., m], correct [..., m])``: the ISR of every query, with the signal :math:`w_j v_j`
     from the weight the store gives the target, and whether each retrieval is nearest (largest inner
-    product) to its own value among all stored values.
+    product) to its own value among all stored values, or among ``candidates`` ``[..., N, d_v]`` where given:
+    values whose first ``n_memories`` are the stored ones and the rest distractors (a vocabulary).
 
     >>> keys, values = random_memories(2, 10, 64, seed=0, device="cpu")
     >>> isr, correct = interference_to_signal(build("hebbian", keys, values), 4)     # isr: [2, 4]
@@ -521,7 +526,15 @@ def interference_to_signal(memory, n_queries: int | None = None, *, query_noise:
     retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
     signal = weight.unsqueeze(-1) * stored                             # w_j v_j
     isr = (retrieved - signal).pow(2).sum(-1) / signal.pow(2).sum(-1)  # (..., m)
-    return isr, _nearest_is_target(retrieved, memory.values, targets)
+    if candidates is None:
+        candidates = memory.values
+    else:
+        _validate.tensor("candidates", candidates, min_dim=2)
+        if (candidates.shape[:-2] != memory.values.shape[:-2] or candidates.shape[-1] != memory.values.shape[-1]
+                or candidates.shape[-2] < n_memories or not torch.equal(candidates[..., :n_memories, :], memory.values)):
+            raise ValueError(f"candidates must be [..., N, d_v] with the store's batch, d_v and its {n_memories} values "
+                             f"first, got {tuple(candidates.shape)}")
+    return isr, _nearest_is_target(retrieved, candidates, targets)
 
 
 def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: str = "sphere",

@@ -186,6 +186,12 @@ spec(stats.weighted_slope, lambda: {"x": [0.0, 1.0, 2.0], "y": [1.0, 3.0, 5.0], 
 CASES += each(stats.weighted_slope, "se", (([0.1, 0.0, 0.1], "zero"), ([0.1, -1.0, 0.1], "negative"),
                                            ([0.1, NAN, 0.1], "nan"), ([0.1, 0.1], "short")))
 CASES += each(stats.weighted_slope, "x", (([0.0], "one-point"), ([[0.0, 1.0, 2.0]], "2-d")))
+spec(stats.ratio, lambda: {"a": (6.0, 0.3), "b": (2.0, 0.1)})
+CASES += each(stats.ratio, "a", (((0.0, 0.1), "zero"), ((NAN, 0.1), "nan"), (("6", 0.1), "str")))
+CASES += each(stats.ratio, "b", (((0.0, 0.1), "zero"), ((2.0, -0.1), "negative-se")))
+spec(stats.crossing, lambda: {"curve": {1: (0.9, 0.1), 2: (0.6, 0.1), 3: (0.3, 0.1)}, "level": 0.5})
+CASES += each(stats.crossing, "level", ((NAN, "nan"), (0.95, "above-the-curve"), (0.1, "below-the-curve")))
+CASES += each(stats.crossing, "curve", (({1: (0.9, 0.1)}, "one-point"), ([(1, 0.9)], "list")))
 spec(stats.golden_section_min, lambda: {"f": lambda x: (x - 0.3) ** 2, "low": 0.0, "high": 1.0},
      ints=("iterations",), reals=("low", "high"))
 CASES += each(stats.golden_section_min, "f", ((0.3, "not-callable"),))
@@ -394,6 +400,8 @@ CASES += each(stores.random_memories, "seed", ((-1, "negative"), (MISSING, "miss
 CASES += each(stores.random_memories, "dtype", ((torch.int64, "int64"),))
 spec(stores.interference_to_signal, lambda: {"memory": stores.HebbianStore(**memories()), "n_queries": 3},
      ints=("n_queries",), nonnegative=("query_noise",))
+CASES += each(stores.interference_to_signal, "candidates", ((t(2, 4, 2), "fewer-than-stored"), (t(2, 9, 2), "other-values"),
+                                                           ([1.0], "list")))
 spec(stores.linear_read_isr, lambda: {"keys": t(2, 5, 3), "read": t(2, 3, 5)})
 CASES += each(stores.linear_read_isr, "keys", (([1.0, 2.0], "list"), (t(3), "one-dimensional")))
 CASES += each(stores.linear_read_isr, "read", ((t(2, 5, 3), "transposed"), ([1.0], "list")))

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import pavlov as pv
-from pavlov.stats import mean_and_se, relative_error, weighted_slope
+from pavlov.stats import crossing, mean_and_se, ratio, relative_error, weighted_slope
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -71,3 +71,51 @@ def test_weighted_slope_is_the_line_and_its_standard_error():
     # a point with a hundred times the error barely moves the line
     slope, _ = weighted_slope([1, 2, 3, 4], [2.5, 4.5, 6.5, 0.0], [0.2, 0.2, 0.2, 20.0])
     assert slope == pytest.approx(2.0, abs=0.01)
+
+
+def test_ratio_adds_relative_errors_in_quadrature():
+    value, se = ratio((3.0, 0.3), (4.0, 0.4))          # 10% and 10%
+    assert value == 0.75 and se == pytest.approx(0.75 * math.sqrt(0.02), rel=1e-15)
+    assert ratio((2.0, 0.0), (8.0, 0.0)) == (0.25, 0.0)
+
+
+def test_ratio_standard_error_matches_the_spread_of_ratios():
+    gen = torch.Generator().manual_seed(0)
+    a = 5.0 + 0.05 * torch.randn(20_000, generator=gen, dtype=torch.float64)
+    b = 2.0 + 0.04 * torch.randn(20_000, generator=gen, dtype=torch.float64)
+    _, se = ratio((5.0, 0.05), (2.0, 0.04))
+    assert (a / b).std().item() == pytest.approx(se, rel=0.05)      # the spread's own s.e. is ~0.5%
+
+
+@pytest.mark.parametrize("a, b, error, match", [
+    ((0.0, 0.1), (1.0, 0.1), ValueError, "non-zero"), ((1.0, 0.1), (0.0, 0.1), ValueError, "non-zero"),
+    ((1.0, -0.1), (1.0, 0.1), ValueError, "a's se"), ((1.0, 0.1), (math.nan, 0.1), ValueError, "b must be finite"),
+    (("1", 0.1), (1.0, 0.1), TypeError, "a must be a real")])
+def test_ratio_bad_input(a, b, error, match):
+    with pytest.raises(error, match=match):
+        ratio(a, b)
+
+
+def test_crossing_interpolates_the_first_fall_below_the_level():
+    curve = {8: (1.0, 0.1), 16: (0.8, 0.1), 32: (0.4, 0.1), 64: (0.1, 0.1), 128: (0.5, 0.1)}
+    x, se = crossing(curve, 0.5)                          # between 16 and 32, three quarters of the way
+    assert x == 28.0
+    # the s.e. by propagating each point's: dx/dy_a = 16 (0.5 - 0.4)/0.4^2, dx/dy_b = 16 (0.8 - 0.5)/0.4^2
+    assert se == pytest.approx(0.1 * math.hypot(16 * 0.1 / 0.16, 16 * 0.3 / 0.16), rel=1e-12)
+
+
+def test_crossing_standard_error_matches_the_spread_of_crossings():
+    gen = torch.Generator().manual_seed(1)
+    ys = {1: 0.9, 2: 0.6, 3: 0.2}
+    draws = [crossing({x: (y + 0.01 * torch.randn(1, generator=gen).item(), 0.01) for x, y in ys.items()}, 0.5)[0]
+             for _ in range(4000)]
+    _, se = crossing({x: (y, 0.01) for x, y in ys.items()}, 0.5)
+    assert torch.tensor(draws).std().item() == pytest.approx(se, rel=0.05)
+
+
+@pytest.mark.parametrize("curve, level, match", [
+    ({1: (0.9, 0.1), 2: (0.8, 0.1)}, 0.5, "does not straddle"), ({1: (0.4, 0.1), 2: (0.3, 0.1)}, 0.5, "does not straddle"),
+    ({1: (0.9, 0.1)}, 0.5, "at least two"), ([(1, 0.9)], 0.5, "dict")])
+def test_crossing_bad_input(curve, level, match):
+    with pytest.raises(ValueError, match=match):
+        crossing(curve, level)

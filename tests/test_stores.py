@@ -238,3 +238,36 @@ def test_a_noisy_cue_raises_the_hebbian_isr_by_its_lost_signal():
                                        query_noise=s) for s in (0.0, sigma))
     assert exact.mean == pytest.approx((n - 1) / d, rel=0.05)
     assert noisy.mean / exact.mean == pytest.approx(1 + sigma**2, rel=0.1)
+
+
+# --- decoding among a vocabulary, and a measurement against a prediction -----------------------------------------
+
+
+@pytest.mark.parametrize("store", ["hebbian", "softmax"])
+def test_candidates_decode_among_stored_values_and_distractors(store):
+    keys, values = stores.random_memories(3, 40, 16, seed=0, device=DEVICE)
+    memory = stores.build(store, keys[:, :10], values[:, :10])
+    _, correct = stores.interference_to_signal(memory, candidates=values)
+    targets = torch.arange(10, device=DEVICE).expand(3, 10)
+    retrieved, _ = memory.read(keys[:, :10], targets)
+    expected = (retrieved @ values.transpose(-1, -2)).argmax(-1) == targets       # by hand, among all 40
+    assert torch.equal(correct, expected)
+    _, among_stored = stores.interference_to_signal(memory)
+    assert (among_stored >= correct).all()                    # distractors can only take a decoding away
+
+
+@pytest.mark.parametrize("candidates", [lambda V: V[:, 1:], lambda V: V[:1], lambda V: V[..., :8], lambda V: V[:, :5]],
+                         ids=["stored-values-not-first", "other-batch", "other-d_v", "fewer-than-stored"])
+def test_candidates_bad_input(candidates):
+    keys, values = stores.random_memories(3, 40, 16, seed=0, device=DEVICE)
+    memory = stores.build("hebbian", keys[:, :10], values[:, :10])
+    with pytest.raises(ValueError, match="candidates must be"):
+        stores.interference_to_signal(memory, candidates=candidates(values))
+
+
+def test_deviation_is_in_standard_errors():
+    m = stores.measure_isr("hebbian", 16, 8, trials=20, seed=0, device=DEVICE)
+    assert m.deviation(m.mean) == 0.0
+    assert m.deviation(m.mean - 2 * m.se) == pytest.approx(2.0, rel=1e-12)
+    with pytest.raises(ValueError, match="predicted must be finite"):
+        m.deviation(math.nan)
