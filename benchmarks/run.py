@@ -29,6 +29,7 @@ lengths; their records hold None and a ``note`` that says why.
 
 from __future__ import annotations
 
+import functools
 import argparse
 import datetime
 import json
@@ -320,7 +321,7 @@ def store_peak_bytes(n_memories: int, size: Size, threads: int, device) -> int |
 def benchmark_store(n_memories: int, size: Size, roof: float, threads: int, device) -> dict:
     """The record of a softmax-store read of ``size.queries`` queries over ``n_memories`` memories."""
     store, queries, targets = _store(n_memories, size.queries, size.store_dim, device)
-    seconds = timing.time_call(lambda: store.read(queries, targets), repeats=size.repeats, min_time=size.min_time,
+    seconds = timing.time_call(functools.partial(store.read, queries, targets), repeats=size.repeats, min_time=size.min_time,
                                device=device).median
     del store, queries, targets
     shape = {"n": n_memories, "m": size.queries, "d_k": size.store_dim, "d_v": size.store_dim}

@@ -8,7 +8,7 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 :mod:`~pavlov.mqar` (multi-query associative recall: trained models),
 :mod:`~pavlov.hopfield` (Hopfield networks: classical, dense and modern),
 :mod:`~pavlov.channel` (retrieval as a noisy channel: the bits of a read),
-:mod:`~pavlov.theory` (closed forms), :mod:`~pavlov.stats`,
+:mod:`~pavlov.theory` (the closed forms: a subpackage, one module per idea), :mod:`~pavlov.stats`,
 :mod:`~pavlov.timing`, :mod:`~pavlov.claims` (the ledger of checked claims) and :mod:`~pavlov.book`
 (what the book ships about itself). :mod:`~pavlov.plotting`
 (the figure style) is imported on its own, so computation never loads matplotlib.
@@ -16,10 +16,10 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 
 __version__ = "0.1.0"
 
-from . import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,  # noqa: E402
+from . import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,
                stats, stimuli, stores, theory, timing)
-from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup  # noqa: E402
-from .stimuli import random_stimuli  # noqa: E402
+from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup
+from .stimuli import random_stimuli
 
 __all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
            "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",

@@ -40,7 +40,7 @@ RECORDS_KEY = "pavlov-records"
 """The key of the output metadata in which a chapter's last output carries its claim records while the book is built
 (metadata, not an output type of its own: no renderer meets it)."""
 
-_session: dict[str, "Claim"] = {}
+_session: dict[str, Claim] = {}
 
 
 @dataclass(frozen=True)

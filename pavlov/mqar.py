@@ -65,7 +65,7 @@ class Vocabulary:
         return range(1 + self.n_keys, self.size)
 
 
-def _vocabulary(vocab) -> "Vocabulary":
+def _vocabulary(vocab) -> Vocabulary:
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a pavlov.mqar.Vocabulary, got {type(vocab).__name__}")
     return vocab
@@ -83,7 +83,7 @@ def _pair_counts(name: str, values, vocab: Vocabulary | None = None) -> tuple[in
     return values
 
 
-def _model(model) -> "Model":
+def _model(model) -> Model:
     if not isinstance(model, Model):
         raise TypeError(f"model must be a pavlov.mqar.Model, got {type(model).__name__}")
     return model

@@ -37,7 +37,7 @@ import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -128,8 +129,7 @@ def test_softmax_attention_equals_direct_loop(batch, T, d_k, d_v, seed, causal, 
 # --- dtype and device -------------------------------------------------------------------------
 
 CALLS = {f"linear_attention-{form}-{'denominator' if den else 'plain'}":
-         (lambda form, den: lambda q, k, v: linear_attention(q, k, v, form=form, chunk_size=2, feature_map="elu+1",
-                                                             denominator=den, norm="rms"))(form, den)
+         functools.partial(linear_attention, form=form, chunk_size=2, feature_map="elu+1", denominator=den, norm="rms")
          for form in FORMS for den in (False, True)}
 CALLS["softmax_attention-causal"] = lambda q, k, v: softmax_attention(q, k, v)
 CALLS["softmax_attention-full"] = lambda q, k, v: softmax_attention(q, k, v, causal=False, scale=2.0)

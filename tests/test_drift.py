@@ -7,6 +7,7 @@ Statistical checks compare a mean over independent trials with its prediction wi
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -188,7 +189,7 @@ ISR = {"gamma": 0.9, "d": 8, "length": 10, "trials": 2, "seed": 0, "device": "cp
 
 @pytest.mark.parametrize("make, error, param", cases(
     ("unknown rule", lambda: drift.concept_drift("sgd", **DRIFT), ValueError, "rule"),
-    *[(f"{key} 0", (lambda key: lambda: drift.concept_drift("hebbian", **{**DRIFT, key: 0}))(key), ValueError, key)
+    *[(f"{key} 0", functools.partial(drift.concept_drift, "hebbian", **{**DRIFT, key: 0}), ValueError, key)
       for key in ("n_pairs", "d", "epochs_before", "epochs_after", "trials")],
     ("d float", lambda: drift.concept_drift("hebbian", **{**DRIFT, "d": 8.0}), TypeError, "d"),
     ("trials bool", lambda: drift.concept_drift("hebbian", **{**DRIFT, "trials": True}), TypeError, "trials"),
@@ -200,7 +201,7 @@ ISR = {"gamma": 0.9, "d": 8, "length": 10, "trials": 2, "seed": 0, "device": "cp
     ("isr gamma above 1", lambda: drift.isr_by_age(**{**ISR, "gamma": 1.01}), ValueError, "gamma"),
     ("isr gamma NaN", lambda: drift.isr_by_age(**{**ISR, "gamma": math.nan}), ValueError, "gamma"),
     ("isr gamma a string", lambda: drift.isr_by_age(**{**ISR, "gamma": "0.9"}), TypeError, "gamma"),
-    *[(f"isr {key} 0", (lambda key: lambda: drift.isr_by_age(**{**ISR, key: 0}))(key), ValueError, key)
+    *[(f"isr {key} 0", functools.partial(drift.isr_by_age, **{**ISR, key: 0}), ValueError, key)
       for key in ("d", "length", "trials")],
     ("isr ages 0", lambda: drift.isr_by_age(**ISR, ages=0), ValueError, "ages"),
     ("isr ages above length", lambda: drift.isr_by_age(**ISR, ages=11), ValueError, "ages"),

@@ -10,14 +10,14 @@ import matplotlib
 
 matplotlib.use("Agg")   # before pyplot is imported: no display is needed
 
-import matplotlib as mpl  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.container import ErrorbarContainer  # noqa: E402
-from matplotlib.layout_engine import ConstrainedLayoutEngine  # noqa: E402
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.container import ErrorbarContainer
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from pavlov import plotting  # noqa: E402
+from pavlov import plotting
 
 X = np.array([1.0, 2.0, 4.0, 8.0])
 Y = np.array([0.9, 2.1, 3.8, 8.3])

@@ -198,7 +198,7 @@ def test_target_wins_probability_limits():
     assert all(b < a for a, b in zip(p, p[1:])) and 0 < p[-1] < p[0] < 1
     # two memories: P(z < chi_d) for z standard normal, by quadrature in mpmath
     d = 8
-    chi = lambda x: x ** (d - 1) * mpmath.exp(-x**2 / 2) / (2 ** (d / 2 - 1) * mpmath.gamma(d / 2))   # noqa: E731
+    chi = lambda x: x ** (d - 1) * mpmath.exp(-x**2 / 2) / (2 ** (d / 2 - 1) * mpmath.gamma(d / 2))
     exact = mpmath.quad(lambda x: chi(x) * mpmath.ncdf(x), [0, mpmath.inf])
     assert p[0] == pytest.approx(float(exact), rel=1e-9)
 

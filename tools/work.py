@@ -22,6 +22,7 @@ peaks as it ran from this one's.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import NamedTuple
 
@@ -74,7 +75,7 @@ def this_cpu() -> Machine:
     rates = {}
     for dtype in (torch.float32, torch.float64):
         a = torch.randn(2048, 2048, dtype=dtype)
-        rates[str(dtype).removeprefix("torch.")] = 2 * 2048**3 / _best_seconds(lambda: a @ a)
+        rates[str(dtype).removeprefix("torch.")] = 2 * 2048**3 / _best_seconds(functools.partial(torch.matmul, a, a))
     x, y = torch.empty(2**26), torch.empty(2**26)
     bandwidth = 2 * x.nbytes / _best_seconds(lambda: y.copy_(x))
     with Work([]) as tally:
