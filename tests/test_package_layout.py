@@ -66,3 +66,13 @@ def test_ruff_check_is_clean():
     done = subprocess.run([str(ruff), "check", "--no-fix", "--output-format", "concise"], cwd=root, capture_output=True,
                           text=True)
     assert done.returncode == 0, f"run `{ruff} check` and fix what it finds:\n{done.stdout[-3000:]}{done.stderr[-1000:]}"
+
+
+def test_every_subpackage_is_installed():
+    # setuptools installs the packages pyproject.toml lists, no others: a subpackage left out is missing from pip's copy
+    import tomllib
+
+    root = Path(pavlov.__file__).parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "pavlov").rglob("__init__.py")}
+    assert found == listed, f"pyproject.toml's [tool.setuptools] packages: {sorted(listed)}; the package has {sorted(found)}"
