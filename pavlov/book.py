@@ -1,5 +1,7 @@
 """What the book ships about itself, so that a page opened on its own (as Colab opens it) can show it.
 
+* :func:`labels` and :func:`numbered`: the number the book gives each labelled result (Proposition 3.1 for
+  ``ch3-mean``), so that figures, printed output and tables show what the prose shows;
 * :func:`scales`: every size a chapter sets with :func:`pavlov.by_scale`, at both scales, read from
   the chapters by ``python -m tools.book_data`` (a test keeps it in step with them);
 * :func:`benchmarks`: the records and the machine of the latest ``make bench``;
@@ -13,6 +15,7 @@ The data lie in ``pavlov/data/`` and are installed with the package.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -63,3 +66,48 @@ def work() -> list[dict]:
     True
     """
     return _read("work.json")
+
+
+KINDS = ("Theorem", "Proposition", "Corollary", "Lemma", "Remark", "Definition")
+_LABEL = re.compile(rf"(?:\b(?P<kind>{'|'.join(KINDS)})(?P<plural>s)? )?(?P<label>\bch\d+-[a-z0-9-]+)")
+
+
+def labels() -> dict[str, str]:
+    """The number the book gives each labelled result: ``{"ch3-mean": "Proposition 3.1", ...}`` (``python -m tools.book_data``).
+
+    >>> labels()["ch3-mean"]
+    'Proposition 3.1'
+    """
+    return _read("labels.json")
+
+
+def numbered(text: str) -> str:
+    """``text`` with each result's label (``ch3-mean``, after its kind or not) as the book numbers it (Proposition 3.1).
+
+    What a reader meets in a legend, printed output or a claims table is the number the prose shows,
+    never the label the source uses. After a plural kind ("Theorems ch4-a and ch4-b") the labels that
+    follow in the same list keep only their numbers.
+
+    >>> numbered("Proposition ch3-mean; Theorems ch4-thm-kernel and ch4-thm-softmax")
+    'Proposition 3.1; Theorems 4.1 and 4.2'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    known = labels()
+    out, end, listing = [], 0, False
+    for match in _LABEL.finditer(text):
+        label = match["label"]
+        if label not in known:
+            continue
+        kind, number = known[label].split(" ")
+        between = text[end:match.start()]
+        if match["kind"]:
+            listing = bool(match["plural"])
+            shown = f"{match['kind']}{match['plural'] or ''} {number}"
+        elif listing and re.fullmatch(r",? (?:and |or )?|, ", between):
+            shown = number
+        else:
+            listing, shown = False, f"{kind} {number}"
+        out += [between, shown]
+        end = match.end()
+    return "".join(out) + text[end:]

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from . import _validate
+from .book import numbered
 from .runtime import building_book
 
 RELATIONS = {
@@ -285,7 +286,7 @@ class ClaimTable:
     """A table of claims that renders as HTML in notebooks and as text elsewhere.
 
     In a notebook it is folded: a dropdown whose title counts the claims that hold, over a table with
-    each claim's status first. ``ClaimTable(rows, folded=False)`` is the bare table (the appendix's ledger).
+    each claim's status first and its statement, which opens on the rest (:attr:`shown`). ``ClaimTable(rows, folded=False)`` is the bare table (the appendix's ledger).
     """
 
     columns = ("status", "claim", "statement", "measured", "predicted", "required", "rules out", "source")
@@ -310,7 +311,16 @@ class ClaimTable:
         if r.get("derived_from"):
             status += " (derived from " + ", ".join(r["derived_from"]) + ")"
         return (status, r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
-                r["source"])
+                numbered(r["source"]))
+
+    def _shown_cells(self, r: dict) -> tuple[str, ...]:
+        """The HTML row: status, the statement (opening on the other columns), measured, required; escaped."""
+        cell = dict(zip(self.columns, (html.escape(v) for v in self.cells(r))))
+        more = "".join(f"<dt>{c}</dt><dd>{cell[c]}</dd>" for c in ("claim", "predicted", "rules out", "source")
+                       if cell[c])
+        claim = (f'<details class="claim-more"><summary>{cell["statement"]}</summary>'
+                 f'<dl class="claim-more">{more}</dl></details>')
+        return cell["status"], claim, cell["measured"], cell["required"]
 
     @property
     def summary(self) -> str:
@@ -319,10 +329,14 @@ class ClaimTable:
         return (f"{sum(r['passed'] for r in self.rows)} of {len(self.rows)} claims hold"
                 + (f" ({derived} derived from others)" if derived else ""))
 
+    shown = ("status", "claim", "measured", "required")
+    """The columns the HTML table shows; a claim's statement opens on its id, predicted value, the alternative
+    it rules out and its source (:meth:`_repr_html_`)."""
+
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{c}</th>" for c in self.columns)
-        body = "".join(f'<tr id="{anchor(r["id"])}">' + "".join(f'<td data-label="{c}">{html.escape(v)}</td>'
-                                        for c, v in zip(self.columns, self.cells(r))) + "</tr>"
+        head = "".join(f"<th>{c}</th>" for c in self.shown)
+        body = "".join(f'<tr id="{anchor(r["id"])}">' + "".join(f'<td data-label="{c}">{v}</td>'
+                                        for c, v in zip(self.shown, self._shown_cells(r))) + "</tr>"
                        for r in self.rows)
         table = f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         if not self.folded:

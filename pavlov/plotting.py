@@ -69,6 +69,11 @@ def use_style() -> None:
     except ImportError:       # outside IPython there is no inline backend to configure
         return
     set_matplotlib_formats("svg")
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:      # the book's HTML: each figure also drawn for a phone's column (narrow_html)
+        shell.display_formatter.formatters["text/html"].for_type(mpl.figure.Figure, narrow_html)
 
 
 def subplots(*args, **kwargs):
@@ -97,6 +102,67 @@ def theory(ax, x, y, *, label: str = "theory", **kwargs):
 WORDS = {"hebbian": "Hebbian", "least_squares": "least squares", "relu": "ReLU", "relu2": "squared ReLU",
          "gated_delta": "gated delta", "oja": "Oja", "bcm": "BCM", "gaussian": "Gaussian"}
 """How a figure names the package's options (a store, a rule, a key ensemble) in words."""
+
+
+PHONE_INCHES = 3.6
+"""The width at which a figure is drawn again for a phone: a 390 px screen's column, so that its text shows at the
+size it was set (:data:`SMALLEST_TEXT_PT` at least)."""
+
+
+def stacked(figure, width: float = PHONE_INCHES):
+    """Lay ``figure``'s panels out one above another, ``width`` inches wide; returns a function that restores it.
+
+    Panels made by :func:`subplots` keep their order (row by row); a twin panel follows its own, and a colour
+    bar its panel (the constrained layout places both). Each panel keeps the height it had per inch of width
+    it had, so that nothing is squeezed.
+    """
+    panels = [ax for ax in figure.axes if ax.get_subplotspec() is not None and not hasattr(ax, "_colorbar")]
+    originals = {ax: ax.get_subplotspec() for ax in panels}
+    size = figure.get_size_inches().copy()
+    grid = originals[panels[0]].get_gridspec() if panels else None
+    rows, columns = grid.get_geometry() if grid is not None else (1, 1)
+    owners = list(dict.fromkeys(originals[ax].get_topmost_subplotspec().num1 for ax in panels))
+    per_panel = size[1] / rows * width / (size[0] / columns)
+    figure.set_size_inches(width, per_panel * len(owners))
+    column = figure.add_gridspec(len(owners), 1)
+    for ax in panels:
+        ax.set_subplotspec(column[owners.index(originals[ax].get_topmost_subplotspec().num1)])
+    columns_of = {legend: legend._ncols for legend in figure.legends}   # a legend below: two entries a row
+    for legend in figure.legends:
+        legend.set_ncols(min(2, legend._ncols))
+
+    def restore():
+        for ax, spec in originals.items():
+            ax.set_subplotspec(spec)
+        for legend, ncols in columns_of.items():
+            legend.set_ncols(ncols)
+        figure.set_size_inches(size)
+    return restore
+
+
+def narrow_html(figure) -> str | None:
+    """A figure as HTML for the book: as drawn, and again for a phone's column (:func:`stacked`).
+
+    The page shows the first above 600 px and the second below (``_static/pavlov.css``), so a phone never shrinks
+    a figure's text. A figure that is already narrow, or whose panels are not a plain grid, gives ``None`` and
+    is shown as drawn. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
+    """
+
+    if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
+        return None
+    try:
+        wide = _svg(figure, close=False)
+        restore = stacked(figure)
+        try:
+            narrow = _svg(figure, close=False)
+        finally:
+            restore()
+    except (ValueError, AttributeError, IndexError):     # a layout stacked() cannot redo
+        return None
+
+    def img(svg: str, kind: str) -> str:
+        return f'<img class="pavlov-{kind}" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
+    return img(wide, "wide") + img(narrow, "stacked")
 
 
 def words(name: str) -> str:
@@ -209,11 +275,12 @@ def _label(control, value) -> str:
     return _number(value)
 
 
-def _svg(figure) -> str:
+def _svg(figure, close: bool = True) -> str:
     buffer = io.BytesIO()
     with mpl.rc_context({"svg.hashsalt": "pavlov"}):        # the same figure gives the same bytes
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(figure)
+    if close:
+        plt.close(figure)
     return buffer.getvalue().decode()
 
 

@@ -29,7 +29,7 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, batched, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
+from pavlov import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
                     stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
@@ -186,6 +186,8 @@ spec(stats.weighted_slope, lambda: {"x": [0.0, 1.0, 2.0], "y": [1.0, 3.0, 5.0], 
 CASES += each(stats.weighted_slope, "se", (([0.1, 0.0, 0.1], "zero"), ([0.1, -1.0, 0.1], "negative"),
                                            ([0.1, NAN, 0.1], "nan"), ([0.1, 0.1], "short")))
 CASES += each(stats.weighted_slope, "x", (([0.0], "one-point"), ([[0.0, 1.0, 2.0]], "2-d")))
+spec(book.numbered, lambda: {"text": "Proposition ch3-mean"})
+CASES += [bad(book.numbered, {"text": 3}, "text", "int"), bad(book.numbered, {"text": None}, "text", "none")]
 spec(stats.ratio, lambda: {"a": (6.0, 0.3), "b": (2.0, 0.1)})
 CASES += each(stats.ratio, "a", (((0.0, 0.1), "zero"), ((NAN, 0.1), "nan"), (("6", 0.1), "str")))
 CASES += each(stats.ratio, "b", (((0.0, 0.1), "zero"), ((2.0, -0.1), "negative-se")))
@@ -899,7 +901,7 @@ EXEMPT = {
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
-    "book.scales": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
+    "book.scales": "no arguments", "book.labels": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
     "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",

@@ -188,9 +188,12 @@ def test_table_renders_html_and_text():
     # a header row, then one row per claim, each with its anchor (the closing page links to it)
     assert html_text.count("<tr>") == 1 and html_text.endswith("</table></details>")
     assert '<tr id="claim-ch96-render">' in html_text and '<tr id="claim-ch96-broken">' in html_text
-    assert ClaimTable.columns[0] == "status"
-    for column in ClaimTable.columns:
+    assert ClaimTable.columns[0] == ClaimTable.shown[0] == "status"
+    for column in ClaimTable.shown:
         assert f"<th>{column}</th>" in html_text and f'data-label="{column}"' in html_text
+    # the statement opens on the other columns: the id, the predicted value, the alternative, the source
+    assert html_text.count('<details class="claim-more">') == 2
+    assert "<dt>claim</dt><dd>ch96.broken</dd>" in html_text and "<dt>source</dt><dd>Eq. &lt;1&gt;</dd>" in html_text
     assert ClaimTable(t.rows, folded=False)._repr_html_().startswith('<table class="claims-table">')
     assert "&lt;b&gt;bold&lt;/b&gt; claim &amp; more." in html_text and "<b>" not in html_text
     assert "✓ holds" in html_text and "✗ fails" in html_text
@@ -355,3 +358,10 @@ def test_table_prints_what_the_chapter_used_and_carries_its_records_in_the_book(
     assert used[0]["seconds"] >= 0 and used[0]["host_bytes"] > 0
     assert used[0]["device_bytes"] is None or used[0]["device_bytes"] >= 0
     assert claims.executed_records([nbformat.v4.new_notebook()]) == ([], [])
+
+def test_a_table_names_sources_by_the_numbers_the_book_gives_them():
+    ok("ch97.numbered", measured=1.0)
+    check("ch97.labelled", "A claim.", measured=1.0, predicted=1.0, tolerance=0.1, source="Proposition ch3-mean")
+    t = table("ch97")
+    assert "Proposition 3.1" in t._repr_html_() and "ch3-mean" not in t._repr_html_()
+    assert "Proposition 3.1" in repr(t)

@@ -187,6 +187,18 @@ def test_setup_cell_is_the_books_setup_cell(path):
     assert code_cells(read(path))[0].source.strip() == SETUP_CELL
 
 
+@by_page
+def test_setup_is_folded_behind_one_note(path):
+    # a reader meets the chapter's science first: the Colab install (and a chapter's imports) fold away, behind a
+    # short note on how to run the page; tagged hide-input, they still run everywhere
+    cells = read(path).cells
+    setup = cells.index(code_cells(read(path))[0])
+    assert cells[setup - 1].cell_type == "markdown" and cells[setup - 1].source.startswith("**Run this "), \
+        f"{path.name}: the setup cell is not preceded by its note (**Run this chapter** ...)"
+    folded = code_cells(read(path))[:2 if path.parent.name == "chapters" else 1]
+    assert all("hide-input" in c.metadata.get("tags", []) for c in folded), f"{path.name}: setup not folded"
+
+
 @by_notebook
 def test_ends_with_its_claims_table(path):
     nb = read(path)
@@ -233,6 +245,33 @@ def test_the_shipped_table_of_scales_is_the_chapters_own():
     from tools import book_data
     shipped = json.loads(book_data.SCALES.read_text(encoding="utf-8"))
     assert shipped == book_data.scales(), "the chapters' sizes changed: run `python -m tools.book_data`"
+
+
+def test_the_shipped_numbers_of_results_are_the_chapters_own():
+    # figures, printed output and claims tables name results through pv.book.numbered, from this table
+    import json
+
+    from tools import book_data
+    shipped = json.loads(book_data.LABELS.read_text(encoding="utf-8"))
+    assert shipped == book_data.labels(), "the chapters' numbered results changed: run `python -m tools.book_data`"
+
+
+@by_notebook
+def test_what_a_reader_sees_names_results_by_number(path):
+    # a label (ch3-mean) in a code cell's strings reaches a legend, printed output or a claims table: each must go
+    # through pv.book.numbered (the claims table does it for a claim's `source=`), never reach the page as it is
+    from pavlov.book import labels
+
+    known, raw = labels(), []
+    for i, cell in enumerate(code_cells(read(path))):
+        tree = python_of(cell)
+        spared = {id(node) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                  for value in ([kw.value for kw in call.keywords if kw.arg == "source"]
+                                + (call.args if ast.unparse(call.func).endswith("numbered") else []))
+                  for node in ast.walk(value)}
+        raw += [(i, label) for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and id(node) not in spared for label in re.findall(r"\bch\d+-[a-z0-9-]+", node.value) if label in known]
+    assert not raw, f"labels shown as such (code cell, label); wrap the text in pv.book.numbered: {raw}"
 
 
 def test_each_size_in_the_table_of_scales_is_named_by_what_it_sets():

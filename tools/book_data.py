@@ -1,14 +1,17 @@
-"""Write ``pavlov/data/scales.json``: every ``by_scale(quick=..., full=...)`` call of the chapters.
+"""Write what the package ships about the book: ``pavlov/data/scales.json`` (every ``by_scale(quick=..., full=...)``
+call of the chapters) and ``pavlov/data/labels.json`` (the number the book gives each labelled result).
 
-``python -m tools.book_data`` after a chapter changes a size; ``tests/test_notebooks.py`` fails while
-the shipped table and the chapters disagree. The GPU page shows the table through
-:func:`pavlov.book.scales`, so it needs no repository files when opened on its own.
+``python -m tools.book_data`` after a chapter changes a size or a numbered result; ``tests/test_notebooks.py``
+fails while the shipped tables and the chapters disagree. The GPU page shows the scales through
+:func:`pavlov.book.scales`, and figures, printed output and the claims tables name results through
+:func:`pavlov.book.numbered`, so neither needs repository files when a chapter is opened on its own.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -17,6 +20,9 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 ROOT = Path(__file__).resolve().parents[1]
 SCALES = ROOT / "pavlov" / "data" / "scales.json"
+LABELS = ROOT / "pavlov" / "data" / "labels.json"
+# a sphinx-proof directive with its options: ```{prf:theorem} Title / :label: ch3-mean
+PROOF_DIRECTIVE = re.compile(r"^(?:`{3,}|:{3,})\{prf:(\w+)\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.MULTILINE)
 
 
 def toc_files(entry) -> list[str]:
@@ -72,9 +78,32 @@ def sets(node: ast.AST, parents: dict) -> str:
     return ""
 
 
+def labels(root: Path = ROOT) -> dict[str, str]:
+    """Each labelled result of the chapters as the book numbers it: ``{"ch3-mean": "Proposition 3.1", ...}``.
+
+    sphinx-proof counts each kind of result (theorem, proposition, ...) on its own, within the chapter, after
+    the chapter's number; proofs are not numbered.
+    """
+    numbered = {}
+    for number, path in enumerate(chapters(root), start=1):
+        counts: dict[str, int] = {}
+        for cell in nbformat.read(path, 4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for kind, options in PROOF_DIRECTIVE.findall(cell.source):
+                if kind == "proof":
+                    continue
+                counts[kind] = counts.get(kind, 0) + 1
+                label = re.search(r"^:label:\s*(\S+)", options, re.MULTILINE)
+                if label:
+                    numbered[label.group(1)] = f"{kind.capitalize()} {number}.{counts[kind]}"
+    return numbered
+
+
 def main() -> None:
     SCALES.write_text(json.dumps(scales(), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {SCALES.relative_to(ROOT)}")
+    LABELS.write_text(json.dumps(labels(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {SCALES.relative_to(ROOT)}, {LABELS.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
