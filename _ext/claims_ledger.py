@@ -9,17 +9,20 @@ failed or missing record, or a claim that states no alternative it rules out, is
 fails the build.
 
 The ``source-verdicts`` directive is the closing page's table of the sources' claims: each row (YAML)
-gives a claim of a source, its verdict and the book's claims that are its evidence; it renders with
-each piece of evidence's measured and predicted values, linked to the ledger. An evidence claim that
-is missing or failed, or a verdict not in :data:`VERDICTS`, is a build warning.
+gives a claim of a source (MyST inline markup: its mathematics typeset), its verdict, the setting where a verdict
+holds only in one, the section that measures it (``where``) and the book's claims that are its evidence; the
+evidence renders as the section's name, linked, and its claims linked to their rows of the ledger, which holds
+their ids and statistics. An evidence claim that is missing or failed, a verdict not in :data:`VERDICTS` or a
+setting missing where the verdict needs one is a build warning.
 
-The ``chapter-resources`` directive is the GPU page's table of what each chapter used in this build: its
+The ``chapter-resources`` directive is the performance appendix's table of what each chapter used in this build: its
 time, and its peak memory on the host and the GPU, from the records :func:`pavlov.claims.table` writes at
 the end of each chapter. A build that wrote none is a build warning.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from pavlov.claims import ClaimTable, anchor, executed_records, requirement
+from pavlov.claims import ClaimTable, anchor, executed_records
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +71,14 @@ class SourceVerdictsDirective(SphinxDirective):
                 raise self.error(f"source-verdicts: row {i}: verdict {row['verdict']!r} is not one of {VERDICTS}")
             if row["source"] not in SOURCES:
                 raise self.error(f"source-verdicts: row {i}: source {row['source']!r} is not one of {list(SOURCES)}")
+            if (row["verdict"] == "holds only in a stated setting") != bool(row.get("setting")):
+                raise self.error(f"source-verdicts: row {i}: a setting goes with the verdict 'holds only in a stated "
+                                 f"setting', and only with it")
         node = source_verdicts()
         node["rows"] = rows
+        # the claims and settings as MyST inline text (their mathematics typeset), parsed here, where a parser is
+        node["parsed"] = [{key: self.parse_inline(str(row[key]), lineno=self.lineno)[0]
+                           for key in ("claim", "setting") if row.get(key)} for row in rows]
         return [node]
 
 
@@ -119,19 +128,37 @@ def _table(classes: list[str], columns: dict[str, int]) -> tuple[nodes.table, no
     return table, body
 
 
-def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location) -> nodes.table:
-    table, body = _table(["source-verdicts"], {"verdict": 14, "the source's claim": 43,
-                                               "evidence: measured (required)": 43})
+def _section_title(app, page: str, section: str) -> str:
+    """The title of the section with id ``section`` on ``page`` (the page's own title without one)."""
+    doctree = app.env.get_doctree(page)
+    for node in doctree.findall(nodes.section):
+        if not section or section in node["ids"]:
+            return node[0].astext()
+    logger.warning(f"source-verdicts: {page} has no section #{section}")
+    return page
+
+
+def _verdicts_table(app, docname: str, rows: list[dict], parsed: list[dict], records: dict,
+                    location) -> nodes.table:
+    table, body = _table(["source-verdicts"], {"verdict": 14, "the source's claim": 52, "where the book measures it": 34})
     ledger = app.builder.get_relative_uri(docname, "appendix/claims")
-    for row in rows:
+    for row, text in zip(rows, parsed):
         claim = nodes.paragraph()
-        claim += nodes.Text(f"{row['claim']} ")
-        claim += nodes.emphasis(text=f"({SOURCES[row['source']]}; ")
+        claim += [node.deepcopy() for node in text["claim"]]
+        claim += nodes.emphasis(text=f" ({SOURCES[row['source']]})")
+        cells = [claim]
+        if "setting" in text:
+            setting = nodes.paragraph(classes=["setting"])
+            setting += nodes.strong(text="Setting: ")
+            setting += [node.deepcopy() for node in text["setting"]]
+            cells.append(setting)
         page, _, section = row["where"].partition("#")       # a page, and optionally a section's id on it
-        claim += nodes.reference("", "", nodes.emphasis(text="where"),
+        chapter = re.match(r"chapters/ch0*(\d+)_", page)
+        where = nodes.paragraph(classes=["evidence"])
+        where += nodes.reference("", "", nodes.Text(f"chapter {chapter.group(1)}, " if chapter else ""),
+                                 nodes.emphasis(text=_section_title(app, page, section)),
                                  refuri=app.builder.get_relative_uri(docname, page) + (f"#{section}" * bool(section)))
-        claim += nodes.emphasis(text=")")
-        evidence = []
+        links = []
         for claim_id in row["evidence"]:
             record = records.get(claim_id)
             if record is None:
@@ -139,14 +166,13 @@ def _verdicts_table(app, docname: str, rows: list[dict], records: dict, location
                 continue
             if not record["passed"]:
                 logger.warning(f"source-verdicts: claim {claim_id}, evidence for a verdict, failed", location=location)
-            item = nodes.paragraph(classes=["evidence"])
-            item += nodes.reference("", claim_id, refuri=f"{ledger}#{anchor(claim_id)}")
-            required = requirement(record)
-            if record["relation"] == "close":
-                required = f"{record['predicted']:.4g}, {required}"
-            item += nodes.Text(f": {record['measured']:.4g} (required: {required})")
-            evidence.append(item)
-        body += _row(nodes.paragraph(text=row["verdict"], classes=["verdict"]), claim, evidence)
+            links.append(nodes.reference("", str(len(links) + 1), refuri=f"{ledger}#{anchor(claim_id)}",
+                                         reftitle=claim_id))
+        if links:
+            where += nodes.Text("; its claims in the ledger: ")
+            for i, link in enumerate(links):
+                where += [nodes.Text(", ")] * bool(i) + [link]
+        body += _row(nodes.paragraph(text=row["verdict"], classes=["verdict"]), cells, [where])
     return table
 
 
@@ -199,7 +225,8 @@ def _fill(app, doctree, docname) -> None:
         logger.warning(f"claims ledger: {doc} shows a claims table but its execution carries no records "
                        "(it ran without PAVLOV_BOOK)", location=ledgers[0] if ledgers else verdicts[0])
     for node in verdicts:
-        node.replace_self(_verdicts_table(app, docname, node["rows"], {r["id"]: r for r in records}, node))
+        node.replace_self(_verdicts_table(app, docname, node["rows"], node["parsed"], {r["id"]: r for r in records},
+                                          node))
     for node in ledgers:
         if not records:
             logger.warning("claims ledger: no claim records were written by this build", location=node)

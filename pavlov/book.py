@@ -2,6 +2,7 @@
 
 * :func:`labels` and :func:`numbered`: the number the book gives each labelled result (Proposition 3.1 for
   ``ch3-mean``), so that figures, printed output and tables show what the prose shows;
+* :func:`repository` and :func:`chapters`: where the book lives and its chapters, for links to Colab;
 * :func:`scales`: every size a chapter sets with :func:`pavlov.by_scale`, at both scales, read from
   the chapters by ``python -m tools.book_data`` (a test keeps it in step with them);
 * :func:`benchmarks`: the records and the machine of the latest ``make bench``;
@@ -32,6 +33,41 @@ def scales() -> list[dict]:
     True
     """
     return _read("scales.json")
+
+
+def repository() -> str:
+    """The book's repository on GitHub (``_config.yml``'s ``repository.url``).
+
+    >>> repository().startswith("https://github.com/")
+    True
+    """
+    return _read("book.json")["repository"]
+
+
+def chapters() -> list[dict]:
+    """The chapters in order: ``file`` (``chapters/ch01_conditioning``), ``title`` and ``colab``, the link that opens
+    the chapter in Colab.
+
+    >>> chapters()[0]["colab"].startswith("https://colab.research.google.com/github/")
+    True
+    """
+    owner_name = repository().removeprefix("https://github.com/")
+    return [{**c, "colab": f"https://colab.research.google.com/github/{owner_name}/blob/main/{c['file']}.ipynb"}
+            for c in _read("book.json")["chapters"]]
+
+
+def t4_seconds(run: dict) -> float:
+    """A chapter's full-scale time on a T4, estimated from its op tally (a :func:`work` record with ``ops``): the
+    time its run spent outside torch's ops, plus each op's time on the machine that ran it scaled by that op's
+    ratio of T4 roofline to that machine's (the performance appendix derives it).
+
+    >>> all(t4_seconds(r) > 0 for r in work() if "ops" in r)
+    True
+    """
+    if not isinstance(run, dict) or "ops" not in run:
+        raise ValueError("run must be a record of pv.book.work() with an op tally ('ops')")
+    gpu = run["machines"][1]["name"]
+    return max(0.0, run["wall"] - run["measured"]) + run[f"{gpu}, estimated"]
 
 
 def benchmarks() -> tuple[list[dict], dict]:

@@ -364,7 +364,7 @@ def table(chapter: str) -> ClaimTable:
 
     Every chapter ends with it, so it also prints what the chapter used (:func:`pavlov.runtime.resources`): its
     time and peak memory. While the book is built the table's output also carries the chapter's claim records
-    and what it used (:data:`RECORDS_KEY`), from which the book's ledger and the GPU page's table of every
+    and what it used (:data:`RECORDS_KEY`), from which the book's ledger and the performance appendix's table of every
     chapter's time and memory are made (:func:`executed_records`).
     """
     if not isinstance(chapter, str) or not re.fullmatch(r"ch\d+", chapter):

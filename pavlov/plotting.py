@@ -165,6 +165,24 @@ def narrow_html(figure) -> str | None:
     return img(wide, "wide") + img(narrow, "stacked")
 
 
+def hero(figure, name: str) -> None:
+    """Show ``figure`` as the chapter's opening figure: in the book, glued under ``name`` for the chapter's first
+    lines (``{glue:figure} name``, with the caption that states the chapter's answer), not again where it is
+    drawn; in a running notebook (Colab, Jupyter), here, as any figure.
+    """
+    from IPython.display import display
+
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be the glue name of the chapter's opening figure, got {name!r}")
+    if os.environ.get(STATIC):
+        from myst_nb import glue
+
+        glue(name, figure, display=False)
+    else:
+        display(figure)
+    plt.close(figure)
+
+
 def words(name: str) -> str:
     """A package option's name as a figure writes it.
 

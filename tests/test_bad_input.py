@@ -187,6 +187,8 @@ CASES += each(stats.weighted_slope, "se", (([0.1, 0.0, 0.1], "zero"), ([0.1, -1.
                                            ([0.1, NAN, 0.1], "nan"), ([0.1, 0.1], "short")))
 CASES += each(stats.weighted_slope, "x", (([0.0], "one-point"), ([[0.0, 1.0, 2.0]], "2-d")))
 spec(book.numbered, lambda: {"text": "Proposition ch3-mean"})
+spec(book.t4_seconds, lambda: {"run": next(r for r in book.work() if "ops" in r)})
+CASES += [bad(book.t4_seconds, {"run": {"chapter": "ch1"}}, "run", "no-tally"), bad(book.t4_seconds, {"run": 3}, "run", "int")]
 CASES += [bad(book.numbered, {"text": 3}, "text", "int"), bad(book.numbered, {"text": None}, "text", "none")]
 spec(stats.ratio, lambda: {"a": (6.0, 0.3), "b": (2.0, 0.1)})
 CASES += each(stats.ratio, "a", (((0.0, 0.1), "zero"), ((NAN, 0.1), "nan"), (("6", 0.1), "str")))
@@ -901,7 +903,8 @@ EXEMPT = {
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
-    "book.scales": "no arguments", "book.labels": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
+    "book.scales": "no arguments", "book.labels": "no arguments", "book.repository": "no arguments",
+    "book.chapters": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
     "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",

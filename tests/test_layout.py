@@ -113,6 +113,25 @@ def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page):
                         f"shows smaller: {shrunk}")
 
 
+# On a phone each figure shows its version for a narrow column (pavlov.plotting.narrow_html): panels stacked,
+# drawn at the column's width, so that its text shows at its own size. The explorers' frames are drawn once, wide.
+PHONE_FIGURE_SCALES = FIGURE_SCALES.replace("div.cell_output img'", "div.cell_output img:not(.pavlov-explorer-frame)'")
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_figures_keep_their_text_size_on_a_phone(browser, page):
+    from pavlov import plotting
+
+    load(browser, page, PHONE)
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")   # load lazy images
+    time.sleep(0.5)
+    scales = browser.execute_script(PHONE_FIGURE_SCALES)
+    assert scales, f"{page}: no figures found"
+    shrunk = [(src[:40], round(scale, 2)) for src, scale in scales if scale < 0.99]
+    assert not shrunk, (f"{page} at {PHONE} px: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} pt "
+                        f"text shows smaller: {shrunk}")
+
+
 @pytest.mark.parametrize("page", CHAPTERS[:1])
 def test_a_folded_cell_opens_when_clicked(browser, page):
     load(browser, page, DESKTOP)

@@ -437,6 +437,26 @@ def test_no_figure_text_below_the_style(path):
                and isinstance(v, (int, float))) >= plotting.SMALLEST_TEXT_PT
 
 
+MAX_NUMBERS_PER_PARAGRAPH = 3
+VERIFICATION = re.compile(r"^(`{3,}|:{3,})\{dropdown\} Verification.*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+@by_notebook
+def test_prose_gives_one_number_per_point(path):
+    # the text gives each result once, in its own units; the statistics (standard errors, tolerances, z-scores) are
+    # in the claims table and the Verification dropdowns, where a paragraph may carry them
+    crowded, pointers = [], []
+    for i, cell in enumerate(read(path).cells):
+        if cell.cell_type != "markdown":
+            continue
+        text = VERIFICATION.sub("", cell.source)
+        crowded += [(i, n) for paragraph in re.split(r"\n[ \t]*\n", text)
+                    if (n := len(re.findall(r"\{glue(?::text)?\}", paragraph))) > MAX_NUMBERS_PER_PARAGRAPH]
+        pointers += [i for _ in re.finditer(r"printed (above|below)", cell.source)]
+    assert not crowded, f"{path.name}: paragraphs with more than {MAX_NUMBERS_PER_PARAGRAPH} computed numbers (cell, count): {crowded}"
+    assert not pointers, f"{path.name}: the prose points into raw output ('printed above') in cells {pointers}"
+
+
 @by_notebook
 def test_ends_its_text_with_key_takeaways(path):
     # the last section of the chapter's text, just before its exercises, is its key takeaways
@@ -454,13 +474,14 @@ MAX_READING_MINUTES = 45      # a chapter read in one sitting
 
 
 def reading_minutes(path: Path) -> int:
-    """The prose, the figure captions and the code shown (not the folded cells) at :data:`WORDS_PER_MINUTE`, to the nearest 5 minutes."""
+    """The prose, the figure captions and the code shown (not the folded cells, nor the folded Verification
+    dropdowns) at :data:`WORDS_PER_MINUTE`, to the nearest 5 minutes."""
     if path.suffix == ".md":
         words = len(path.read_text(encoding="utf-8").split())
     else:
         cells = read(path).cells
-        words = sum(len(c.source.split()) for c in cells
-                    if c.cell_type == "markdown" or "hide-input" not in c.metadata.get("tags", []))
+        words = sum(len((VERIFICATION.sub("", c.source) if c.cell_type == "markdown" else c.source).split())
+                    for c in cells if c.cell_type == "markdown" or "hide-input" not in c.metadata.get("tags", []))
         words += sum(len(c.metadata.get("mystnb", {}).get("figure", {}).get("caption", "").split()) for c in cells)
     return 5 * max(1, round(words / WORDS_PER_MINUTE / 5))
 

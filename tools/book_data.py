@@ -1,8 +1,9 @@
 """Write what the package ships about the book: ``pavlov/data/scales.json`` (every ``by_scale(quick=..., full=...)``
-call of the chapters) and ``pavlov/data/labels.json`` (the number the book gives each labelled result).
+call of the chapters) ``pavlov/data/labels.json`` (the number the book gives each labelled result) and ``pavlov/data/book.json`` (the
+repository and the chapters' titles, from which the GPU page links each chapter to Colab).
 
 ``python -m tools.book_data`` after a chapter changes a size or a numbered result; ``tests/test_notebooks.py``
-fails while the shipped tables and the chapters disagree. The GPU page shows the scales through
+fails while the shipped tables and the chapters disagree. The performance appendix shows the scales through
 :func:`pavlov.book.scales`, and figures, printed output and the claims tables name results through
 :func:`pavlov.book.numbered`, so neither needs repository files when a chapter is opened on its own.
 """
@@ -21,6 +22,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 ROOT = Path(__file__).resolve().parents[1]
 SCALES = ROOT / "pavlov" / "data" / "scales.json"
 LABELS = ROOT / "pavlov" / "data" / "labels.json"
+BOOK = ROOT / "pavlov" / "data" / "book.json"
 # a sphinx-proof directive with its options: ```{prf:theorem} Title / :label: ch3-mean
 PROOF_DIRECTIVE = re.compile(r"^(?:`{3,}|:{3,})\{prf:(\w+)\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.MULTILINE)
 
@@ -100,10 +102,22 @@ def labels(root: Path = ROOT) -> dict[str, str]:
     return numbered
 
 
+def book(root: Path = ROOT) -> dict:
+    """The book's repository (``_config.yml``'s ``repository.url``) and its chapters: file and title, in order."""
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    return {"repository": config["repository"]["url"],
+            "chapters": [{"file": path.relative_to(root).with_suffix("").as_posix(),
+                          "title": next(line[2:].strip() for c in nbformat.read(path, 4).cells
+                                        if c.cell_type == "markdown" for line in c.source.splitlines()
+                                        if line.startswith("# "))}
+                         for path in chapters(root)]}
+
+
 def main() -> None:
     SCALES.write_text(json.dumps(scales(), indent=1) + "\n", encoding="utf-8")
     LABELS.write_text(json.dumps(labels(), indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {SCALES.relative_to(ROOT)}, {LABELS.relative_to(ROOT)}")
+    BOOK.write_text(json.dumps(book(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {SCALES.relative_to(ROOT)}, {LABELS.relative_to(ROOT)}, {BOOK.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ cache is executed by the book build itself, as before.
 The cache is only as good as what it was made from. Jupyter-cache matches a page by its code cells; everything
 else an execution depends on (the package, the pinned environment, the scale, the seed, the device) is folded
 into one :func:`stamp`, and a cache made under another stamp is emptied before it is used, by the tests and by
-the book build alike (:func:`open_cache`). The claims ledger and the GPU page's table of times are read from
+the book build alike (:func:`open_cache`). The claims ledger and the performance appendix's table of times are read from
 the outputs of the executions the pages show (:func:`pavlov.claims.table` writes them into the chapter's last
 output while the book is built), so they cannot come from another run.
 
@@ -88,7 +88,7 @@ def budget(page: str) -> int:
 
 
 def chapter_budgets() -> dict[str, int]:
-    """Each chapter's budget by its id (``"ch9"``), for the GPU page's table of what each chapter took."""
+    """Each chapter's budget by its id (``"ch9"``), for the performance appendix's table of what each chapter took."""
     from .full_scale import chapter_id
 
     return {chapter_id(path): budget(str(path.relative_to(ROOT))) for path in chapters()}

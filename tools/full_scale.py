@@ -15,8 +15,8 @@ cost; when the chapter sets torch's number of threads, this CPU's rates are meas
 and then ``2 SAMPLE``, and the rest are counted at what the second run's extra steps took (a step's work does
 not depend on the weights), so that building a model and its first steps' warm-up are counted once.
 
-The GPU page shows the records through :func:`pavlov.book.full_scale` and :func:`pavlov.book.work`, so it
-needs no repository files.
+The GPU page and the performance appendix show the records through :func:`pavlov.book.full_scale` and :func:`pavlov.book.work`, so they
+need no repository files.
 """
 
 from __future__ import annotations
