@@ -76,9 +76,11 @@ class SourceVerdictsDirective(SphinxDirective):
                                  f"setting', and only with it")
         node = source_verdicts()
         node["rows"] = rows
-        # the claims and settings as MyST inline text (their mathematics typeset), parsed here, where a parser is
-        node["parsed"] = [{key: self.parse_inline(str(row[key]), lineno=self.lineno)[0]
-                           for key in ("claim", "setting") if row.get(key)} for row in rows]
+        # the claims and settings as MyST inline text (their mathematics typeset), parsed here, where a parser is, as
+        # the placeholder's children, two paragraphs a row: the build resolves their references before it is filled
+        for row in rows:
+            node += [nodes.paragraph("", "", *(self.parse_inline(str(row[key]), lineno=self.lineno)[0]
+                                               if row.get(key) else [])) for key in ("claim", "setting")]
         return [node]
 
 
@@ -138,19 +140,18 @@ def _section_title(app, page: str, section: str) -> str:
     return page
 
 
-def _verdicts_table(app, docname: str, rows: list[dict], parsed: list[dict], records: dict,
+def _verdicts_table(app, docname: str, rows: list[dict], parsed: list[nodes.paragraph], records: dict,
                     location) -> nodes.table:
     table, body = _table(["source-verdicts"], {"verdict": 14, "the source's claim": 52, "where the book measures it": 34})
     ledger = app.builder.get_relative_uri(docname, "appendix/claims")
-    for row, text in zip(rows, parsed):
-        claim = nodes.paragraph()
-        claim += [node.deepcopy() for node in text["claim"]]
+    for row, claim, setting in zip(rows, parsed[::2], parsed[1::2]):
+        claim = claim.deepcopy()
         claim += nodes.emphasis(text=f" ({SOURCES[row['source']]})")
         cells = [claim]
-        if "setting" in text:
-            setting = nodes.paragraph(classes=["setting"])
-            setting += nodes.strong(text="Setting: ")
-            setting += [node.deepcopy() for node in text["setting"]]
+        if row.get("setting"):
+            setting = setting.deepcopy()
+            setting["classes"].append("setting")
+            setting.insert(0, nodes.strong(text="Setting: "))
             cells.append(setting)
         page, _, section = row["where"].partition("#")       # a page, and optionally a section's id on it
         chapter = re.match(r"chapters/ch0*(\d+)_", page)
@@ -225,8 +226,8 @@ def _fill(app, doctree, docname) -> None:
         logger.warning(f"claims ledger: {doc} shows a claims table but its execution carries no records "
                        "(it ran without PAVLOV_BOOK)", location=ledgers[0] if ledgers else verdicts[0])
     for node in verdicts:
-        node.replace_self(_verdicts_table(app, docname, node["rows"], node["parsed"], {r["id"]: r for r in records},
-                                          node))
+        node.replace_self(_verdicts_table(app, docname, node["rows"], list(node.children),
+                                          {r["id"]: r for r in records}, node))
     for node in ledgers:
         if not records:
             logger.warning("claims ledger: no claim records were written by this build", location=node)
