@@ -306,8 +306,10 @@ class ClaimTable:
         required = requirement(r)
         status = "✓ holds" if r["passed"] else "✗ fails"
         alternative = r.get("alternative")
-        rules_out = (f"{alternative[0]} ({alternative[1]:.3g}: the measurement is "
-                     f"{r['alternative_distance']:.3g} tolerances from it)" if alternative else "")
+        distance = r.get("alternative_distance")
+        how_far = (f"{distance:.3g} tolerances from this measurement" if distance is not None and math.isfinite(distance)
+                   else "beyond any tolerance of this measurement")
+        rules_out = f"{alternative[0]}: it would give {alternative[1]:.3g}, {how_far}" if alternative else ""
         if r.get("derived_from"):
             status += " (derived from " + ", ".join(r["derived_from"]) + ")"
         return (status, r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,

@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import os
+import re
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -104,9 +105,17 @@ WORDS = {"hebbian": "Hebbian", "least_squares": "least squares", "relu": "ReLU",
 """How a figure names the package's options (a store, a rule, a key ensemble) in words."""
 
 
-PHONE_INCHES = 3.6
+PHONE_INCHES = 3.4
 """The width at which a figure is drawn again for a phone: a 390 px screen's column, so that its text shows at the
 size it was set (:data:`SMALLEST_TEXT_PT` at least)."""
+
+
+def _wrapped(words: str, columns: int = 40) -> str:
+    """``words`` broken into lines of at most about ``columns`` characters, at spaces, never inside ``$...$``."""
+    lines = [""]
+    for token in re.findall(r"(?:\S*\$[^$]*\$\S*)+|\S+", words):
+        lines[-1:] = [f"{lines[-1]} {token}".strip()] if len(lines[-1]) + len(token) < columns else [lines[-1], token]
+    return "\n".join(line for line in lines if line) if len(words) > columns else words
 
 
 def stacked(figure, width: float = PHONE_INCHES):
@@ -114,7 +123,9 @@ def stacked(figure, width: float = PHONE_INCHES):
 
     Panels made by :func:`subplots` keep their order (row by row); a twin panel follows its own, and a colour
     bar its panel (the constrained layout places both). Each panel keeps the height it had per inch of width
-    it had, so that nothing is squeezed.
+    it had (at least three quarters of its width), so that nothing is squeezed. A legend below the panels lists
+    one entry a row; a panel's legend placed outside it, or too large for the narrow panel, moves below the
+    panel's label, and the panel grows by its height. A label longer than the column is wrapped.
     """
     panels = [ax for ax in figure.axes if ax.get_subplotspec() is not None and not hasattr(ax, "_colorbar")]
     originals = {ax: ax.get_subplotspec() for ax in panels}
@@ -122,20 +133,50 @@ def stacked(figure, width: float = PHONE_INCHES):
     grid = originals[panels[0]].get_gridspec() if panels else None
     rows, columns = grid.get_geometry() if grid is not None else (1, 1)
     owners = list(dict.fromkeys(originals[ax].get_topmost_subplotspec().num1 for ax in panels))
-    per_panel = size[1] / rows * width / (size[0] / columns)
-    figure.set_size_inches(width, per_panel * len(owners))
-    column = figure.add_gridspec(len(owners), 1)
+    owner = {ax: owners.index(originals[ax].get_topmost_subplotspec().num1) for ax in panels}
+    per_panel = max(size[1] / rows * width / (size[0] / columns), 0.75 * width)      # no flatter than 4:3
+    heights = [per_panel] * len(owners)
+
+    texts = {text: text.get_text() for ax in panels for text in (ax.xaxis.label, ax.yaxis.label, ax.title)}
+    texts.update({text: text.get_text() for legend in [*figure.legends, *(ax.get_legend() for ax in panels)]
+                  if legend is not None for text in legend.texts})
+    for text, words in texts.items():
+        text.set_text(_wrapped(words))
+
+    renderer, moved = figure.canvas.get_renderer(), {}
     for ax in panels:
-        ax.set_subplotspec(column[owners.index(originals[ax].get_topmost_subplotspec().num1)])
-    columns_of = {legend: legend._ncols for legend in figure.legends}   # a legend below: two entries a row
-    for legend in figure.legends:
-        legend.set_ncols(min(2, legend._ncols))
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box = legend.get_window_extent(renderer)
+        if (legend._bbox_to_anchor is not None or box.width / figure.dpi > 0.55 * width
+                or box.height / figure.dpi > 0.4 * per_panel):
+            moved[legend] = (legend._bbox_to_anchor, legend._loc, legend.borderaxespad)
+            legend.set_loc("upper center")
+            legend.set_bbox_to_anchor((0.5, 0.0), transform=ax.transAxes)
+            legend.borderaxespad = 4.0             # in font sizes: below the tick labels and the axis label
+            heights[owner[ax]] += box.height / figure.dpi + 0.2
+
+    below = list(figure.legends)
+    for legend in below:
+        legend.remove()
+        figure.legend(legend.legend_handles, [text.get_text() for text in legend.texts], loc="outside lower center",
+                      ncols=1)
+    figure.set_size_inches(width, sum(heights))
+    column = figure.add_gridspec(len(owners), 1, height_ratios=heights)
+    for ax in panels:
+        ax.set_subplotspec(column[owner[ax]])
 
     def restore():
         for ax, spec in originals.items():
             ax.set_subplotspec(spec)
-        for legend, ncols in columns_of.items():
-            legend.set_ncols(ncols)
+        for legend in list(figure.legends):
+            legend.remove()
+        figure.legends.extend(below)
+        for text, words in texts.items():
+            text.set_text(words)
+        for legend, (anchor, loc, pad) in moved.items():
+            legend._bbox_to_anchor, legend._loc, legend.borderaxespad = anchor, loc, pad
         figure.set_size_inches(size)
     return restore
 

@@ -323,7 +323,7 @@ def test_alternative_is_recorded_and_shown(claims_dir):
     ok("ch90.alt", measured=1.0, predicted=1.0, tolerance=0.1, alternative=("no effect", 0.0))
     record = load_records(claims_dir)[0]
     assert record["alternative"] == ["no effect", 0.0] and record["alternative_margin"] == pytest.approx(10.0)
-    assert "no effect (0: the measurement is 10 tolerances from it)" in repr(table("ch90"))
+    assert "no effect: it would give 0, 10 tolerances from this measurement" in repr(table("ch90"))
 
 
 def test_effect_is_recorded_beside_the_standard_errors(claims_dir):

@@ -238,3 +238,50 @@ def test_every_chapter_shows_its_concept_diagram():
         path = next(Path(__file__).resolve().parents[1].glob(f"chapters/ch{int(chapter[2:]):02d}_*.ipynb"))
         sources = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
         assert any(f"diagrams.{draw.__name__}()" in s for s in sources), f"{path.name} does not show its diagram"
+
+
+def _two_panels():
+    fig, (left, right) = plotting.subplots(1, 2, figsize=(11, 4))
+    x = np.linspace(1, 10, 20)
+    plotting.measured(left, x, x, 0.1 * x, label="measured")
+    plotting.theory(left, x, x, label="theory, a label long enough to crowd a phone's narrow panel of a figure")
+    left.legend()
+    right.plot(x, x**2, label="squares")
+    right.set(xlabel="a plain axis label that is rather long for a phone's narrow column", title=r"$d$ = 16, $n$ = 64")
+    plotting.legend_below(fig, right, ncol=3)
+    return fig
+
+
+def _svg_of(fig) -> bytes:
+    buffer = io.BytesIO()
+    with mpl.rc_context({"svg.hashsalt": "test"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def test_stacked_lays_panels_in_one_column_and_restores_the_figure():
+    fig = _two_panels()
+    before = _svg_of(fig)
+    restore = plotting.stacked(fig)
+    assert fig.get_size_inches()[0] == plotting.PHONE_INCHES
+    (top, bottom) = fig.axes[:2]
+    assert top.get_subplotspec().rowspan.start == 0 and bottom.get_subplotspec().rowspan.start == 1
+    assert "\n" in bottom.get_xlabel() and bottom.get_title() == r"$d$ = 16, $n$ = 64"      # wrapped; short kept
+    narrow = _svg_of(fig)
+    width_pt = float(re.search(rb'width="([\d.]+)pt"', narrow).group(1))
+    assert width_pt / 72 < plotting.PHONE_INCHES * 1.1                  # labels and legends stay in the column
+    restore()
+    assert _svg_of(fig) == before
+    plt.close(fig)
+
+
+def test_narrow_html_gives_both_versions_only_for_the_book(monkeypatch):
+    fig = _two_panels()
+    monkeypatch.delenv(plotting.STATIC, raising=False)
+    assert plotting.narrow_html(fig) is None                        # a running notebook shows the SVG alone
+    monkeypatch.setenv(plotting.STATIC, "1")
+    shown = plotting.narrow_html(fig)
+    assert shown.count("<img") == 2 and 'class="pavlov-wide"' in shown and 'class="pavlov-stacked"' in shown
+    small, _ = plotting.subplots(figsize=(3.0, 2.5))
+    assert plotting.narrow_html(small) is None                      # already narrow: shown as drawn
+    plt.close("all")
