@@ -105,9 +105,9 @@ WORDS = {"hebbian": "Hebbian", "least_squares": "least squares", "relu": "ReLU",
 """How a figure names the package's options (a store, a rule, a key ensemble) in words."""
 
 
-PHONE_INCHES = 3.4
-"""The width at which a figure is drawn again for a phone: a 390 px screen's column, so that its text shows at the
-size it was set (:data:`SMALLEST_TEXT_PT` at least)."""
+PHONE_INCHES = 3.3
+"""The width at which a figure is drawn again for a phone: within a 390 px screen's column (328 px), so that its text
+shows at the size it was set (:data:`SMALLEST_TEXT_PT` at least)."""
 
 
 def _wrapped(words: str, columns: int = 40) -> str:
@@ -186,18 +186,28 @@ def narrow_html(figure) -> str | None:
 
     The page shows the first above 600 px and the second below (``_static/pavlov.css``), so a phone never shrinks
     a figure's text. A figure that is already narrow, or whose panels are not a plain grid, gives ``None`` and
-    is shown as drawn. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
+    is shown as drawn; a diagram (a panel without axes, its text placed by hand) is shown as drawn, at any
+    width. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
     """
 
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
+    if not all(ax.axison for ax in figure.axes):           # a diagram (pavlov.diagrams): its text is placed by hand
+        encoded = base64.b64encode(_svg(figure, close=False).encode()).decode()
+        return f'<img class="pavlov-diagram" alt="" src="data:image/svg+xml;base64,{encoded}">'
     try:
         wide = _svg(figure, close=False)
-        restore = stacked(figure)
-        try:
-            narrow = _svg(figure, close=False)
-        finally:
-            restore()
+        width = PHONE_INCHES
+        for _ in range(2):                     # once more, narrower, when labels or a colour bar stick out
+            restore = stacked(figure, width)
+            try:
+                narrow = _svg(figure, close=False)
+            finally:
+                restore()
+            shown = float(re.search(r'width="([\d.]+)pt"', narrow).group(1)) / 72
+            if shown <= PHONE_INCHES * 1.01:
+                break
+            width *= PHONE_INCHES / shown
     except (ValueError, AttributeError, IndexError):     # a layout stacked() cannot redo
         return None
 

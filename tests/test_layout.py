@@ -114,8 +114,10 @@ def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page):
 
 
 # On a phone each figure shows its version for a narrow column (pavlov.plotting.narrow_html): panels stacked,
-# drawn at the column's width, so that its text shows at its own size. The explorers' frames are drawn once, wide.
-PHONE_FIGURE_SCALES = FIGURE_SCALES.replace("div.cell_output img'", "div.cell_output img:not(.pavlov-explorer-frame)'")
+# drawn at the column's width, so that its text shows at its own size. The explorers' frames and the diagrams
+# (text placed by hand) are drawn once, wide.
+PHONE_FIGURE_SCALES = FIGURE_SCALES.replace(
+    "div.cell_output img'", "div.cell_output img:not(.pavlov-explorer-frame):not(.pavlov-diagram)'")
 
 
 @pytest.mark.parametrize("page", CHAPTERS)
