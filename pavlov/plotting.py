@@ -157,11 +157,14 @@ def stacked(figure, width: float = PHONE_INCHES):
             legend.borderaxespad = 4.0             # in font sizes: below the tick labels and the axis label
             heights[owner[ax]] += box.height / figure.dpi + 0.2
 
-    below = list(figure.legends)
+    # a legend below the panels, drawn again from its panels' own handles (its proxies lose markers and dashes)
+    drawn = {label: handle for ax in panels for handle, label in zip(*ax.get_legend_handles_labels())}
+    below = [legend for legend in figure.legends
+             if all(texts.get(text, text.get_text()) in drawn for text in legend.texts)]
     for legend in below:
         legend.remove()
-        figure.legend(legend.legend_handles, [text.get_text() for text in legend.texts], loc="outside lower center",
-                      ncols=1)
+        figure.legend([drawn[texts.get(text, text.get_text())] for text in legend.texts],
+                      [text.get_text() for text in legend.texts], loc="outside lower center", ncols=1)
     figure.set_size_inches(width, sum(heights))
     column = figure.add_gridspec(len(owners), 1, height_ratios=heights)
     for ax in panels:
@@ -170,7 +173,7 @@ def stacked(figure, width: float = PHONE_INCHES):
     def restore():
         for ax, spec in originals.items():
             ax.set_subplotspec(spec)
-        for legend in list(figure.legends):
+        for legend in figure.legends[len(figure.legends) - len(below):]:
             legend.remove()
         figure.legends.extend(below)
         for text, words in texts.items():
