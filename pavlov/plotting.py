@@ -196,8 +196,7 @@ def narrow_html(figure) -> str | None:
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
     if not all(ax.axison for ax in figure.axes):           # a diagram (pavlov.diagrams): its text is placed by hand
-        encoded = base64.b64encode(_svg(figure, close=False).encode()).decode()
-        return f'<img class="pavlov-diagram" alt="" src="data:image/svg+xml;base64,{encoded}">'
+        return _img(_svg(figure, close=False), "diagram")
     try:
         wide = _svg(figure, close=False)
         width = PHONE_INCHES
@@ -213,10 +212,13 @@ def narrow_html(figure) -> str | None:
             width *= PHONE_INCHES / shown
     except (ValueError, AttributeError, IndexError):     # a layout stacked() cannot redo
         return None
+    return _img(wide, "wide") + _img(narrow, "stacked")
 
-    def img(svg: str, kind: str) -> str:
-        return f'<img class="pavlov-{kind}" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
-    return img(wide, "wide") + img(narrow, "stacked")
+
+def _img(svg: str, kind: str) -> str:
+    """An SVG as an ``<img>`` of class ``pavlov-<kind>`` (the page's style picks the version by the screen's width)."""
+    return f'<img class="pavlov-{kind}" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
+
 
 
 def hero(figure, name: str) -> None:

@@ -91,47 +91,31 @@ def test_nothing_is_wider_than_the_column_at_desktop_width(browser, page):
 
 
 # Each figure's displayed width over its own (natural) width: below 1 the page shrinks it, and its
-# smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that.
+# smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that. On a phone each figure
+# shows its version for a narrow column (pavlov.plotting.narrow_html: panels stacked at the column's width); the
+# explorers' frames and the diagrams (text placed by hand) are drawn once, wide, so only the desktop counts them.
 FIGURE_SCALES = """
-return [...document.querySelectorAll('article.bd-article div.cell_output img')]
+return [...document.querySelectorAll(arguments[0])]
   .filter(img => img.getClientRects().length && img.naturalWidth)
-  .map(img => [img.getAttribute('src').split('/').pop(), img.getBoundingClientRect().width / img.naturalWidth]);
+  .map(img => [img.getAttribute('src').split('/').pop().slice(0, 40), img.getBoundingClientRect().width / img.naturalWidth]);
 """
+FIGURES = {DESKTOP: "article.bd-article div.cell_output img",
+           PHONE: "article.bd-article div.cell_output img:not(.pavlov-explorer-frame):not(.pavlov-diagram)"}
 
 
+@pytest.mark.parametrize("width", FIGURES)
 @pytest.mark.parametrize("page", CHAPTERS)
-def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page):
+def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page, width):
     from pavlov import plotting
 
-    load(browser, page, DESKTOP)
+    load(browser, page, width)
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")   # load lazy images
     time.sleep(0.5)
-    scales = browser.execute_script(FIGURE_SCALES)
+    scales = browser.execute_script(FIGURE_SCALES, FIGURES[width])
     assert scales, f"{page}: no figures found"
     shrunk = [(src, round(scale, 2)) for src, scale in scales if scale < 0.99]
-    assert not shrunk, (f"{page}: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} pt text "
-                        f"shows smaller: {shrunk}")
-
-
-# On a phone each figure shows its version for a narrow column (pavlov.plotting.narrow_html): panels stacked,
-# drawn at the column's width, so that its text shows at its own size. The explorers' frames and the diagrams
-# (text placed by hand) are drawn once, wide.
-PHONE_FIGURE_SCALES = FIGURE_SCALES.replace(
-    "div.cell_output img'", "div.cell_output img:not(.pavlov-explorer-frame):not(.pavlov-diagram)'")
-
-
-@pytest.mark.parametrize("page", CHAPTERS)
-def test_figures_keep_their_text_size_on_a_phone(browser, page):
-    from pavlov import plotting
-
-    load(browser, page, PHONE)
-    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")   # load lazy images
-    time.sleep(0.5)
-    scales = browser.execute_script(PHONE_FIGURE_SCALES)
-    assert scales, f"{page}: no figures found"
-    shrunk = [(src[:40], round(scale, 2)) for src, scale in scales if scale < 0.99]
-    assert not shrunk, (f"{page} at {PHONE} px: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} pt "
-                        f"text shows smaller: {shrunk}")
+    assert not shrunk, (f"{page} at {width} px: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} "
+                        f"pt text shows smaller: {shrunk}")
 
 
 @pytest.mark.parametrize("page", CHAPTERS[:1])
