@@ -12,8 +12,10 @@ The ``source-verdicts`` directive is the closing page's table of the sources' cl
 gives a claim of a source (MyST inline markup: its mathematics typeset), its verdict, the setting where a verdict
 holds only in one, the section that measures it (``where``) and the book's claims that are its evidence; the
 evidence renders as the section's name, linked, and its claims linked to their rows of the ledger, which holds
-their ids and statistics. An evidence claim that is missing or failed, a verdict not in :data:`VERDICTS` or a
-setting missing where the verdict needs one is a build warning.
+their ids and statistics. A claim the book does not measure is listed too, with the verdict "not measured here"
+(something could measure it; the row's ``reason`` says what) or "cannot be tested" (no experiment could decide it),
+a ``reason`` and no evidence. An evidence claim that is missing or failed, a verdict not in :data:`VERDICTS`, a
+setting missing where the verdict needs one, or a reason missing where it needs one, is a build warning.
 
 The ``chapter-resources`` directive is the performance appendix's table of what each chapter used in this build: its
 time, and its peak memory on the host and the GPU, from the records :func:`pavlov.claims.table` writes at
@@ -45,7 +47,8 @@ class ClaimsLedgerDirective(SphinxDirective):
         return [claims_ledger()]
 
 
-VERDICTS = ("holds", "holds only in a stated setting", "wrong")
+VERDICTS = ("holds", "holds only in a stated setting", "wrong", "not measured here", "cannot be tested")
+UNMEASURED = VERDICTS[3:]                               # rows with a reason, and no evidence or section
 SOURCES = {"qiao": "Qiao et al.", "zhong": "Zhong et al."}
 
 
@@ -64,7 +67,9 @@ class SourceVerdictsDirective(SphinxDirective):
         if not isinstance(rows, list) or not rows:
             raise self.error("source-verdicts: the content must be a YAML list of rows")
         for i, row in enumerate(rows, 1):
-            missing = {"claim", "source", "verdict", "evidence", "where"} - set(row or {})
+            needed = {"claim", "source", "verdict", "reason"} if (row or {}).get("verdict") in UNMEASURED else {
+                "claim", "source", "verdict", "evidence", "where"}
+            missing = needed - set(row or {})
             if missing:
                 raise self.error(f"source-verdicts: row {i} lacks {sorted(missing)}")
             if row["verdict"] not in VERDICTS:
@@ -74,13 +79,17 @@ class SourceVerdictsDirective(SphinxDirective):
             if (row["verdict"] == "holds only in a stated setting") != bool(row.get("setting")):
                 raise self.error(f"source-verdicts: row {i}: a setting goes with the verdict 'holds only in a stated "
                                  f"setting', and only with it")
+            if (row["verdict"] in UNMEASURED) != bool(row.get("reason")) or (
+                    row["verdict"] in UNMEASURED and (row.get("evidence") or row.get("where"))):
+                raise self.error(f"source-verdicts: row {i}: a reason, and no evidence, goes with the verdicts "
+                                 f"{UNMEASURED}, and only with them")
         node = source_verdicts()
         node["rows"] = rows
         # the claims and settings as MyST inline text (their mathematics typeset), parsed here, where a parser is, as
         # the placeholder's children, two paragraphs a row: the build resolves their references before it is filled
         for row in rows:
             node += [nodes.paragraph("", "", *(self.parse_inline(str(row[key]), lineno=self.lineno)[0]
-                                               if row.get(key) else [])) for key in ("claim", "setting")]
+                                               if row.get(key) else [])) for key in ("claim", "setting", "reason")]
         return [node]
 
 
@@ -144,7 +153,7 @@ def _verdicts_table(app, docname: str, rows: list[dict], parsed: list[nodes.para
                     location) -> nodes.table:
     table, body = _table(["source-verdicts"], {"verdict": 14, "the source's claim": 52, "where the book measures it": 34})
     ledger = app.builder.get_relative_uri(docname, "appendix/claims")
-    for row, claim, setting in zip(rows, parsed[::2], parsed[1::2]):
+    for row, claim, setting, reason in zip(rows, parsed[::3], parsed[1::3], parsed[2::3]):
         claim = claim.deepcopy()
         claim += nodes.emphasis(text=f" ({SOURCES[row['source']]})")
         cells = [claim]
@@ -153,6 +162,11 @@ def _verdicts_table(app, docname: str, rows: list[dict], parsed: list[nodes.para
             setting["classes"].append("setting")
             setting.insert(0, nodes.strong(text="Setting: "))
             cells.append(setting)
+        if row["verdict"] in UNMEASURED:                      # why the book does not measure it, in place of evidence
+            reason = reason.deepcopy()
+            reason["classes"].append("reason")
+            body += _row(nodes.paragraph(text=row["verdict"], classes=["verdict"]), cells, [reason])
+            continue
         page, _, section = row["where"].partition("#")       # a page, and optionally a section's id on it
         chapter = re.match(r"chapters/ch0*(\d+)_", page)
         where = nodes.paragraph(classes=["evidence"])
