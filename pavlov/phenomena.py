@@ -11,8 +11,9 @@ the response to a test stimulus after each trial is :math:`x S_t`, the rule's ou
 Each phenomenon (:data:`PHENOMENA`) compares groups of a design and reduces them to one index, and a
 rule reproduces the phenomenon when the index passes the phenomenon's threshold:
 
-* acquisition: late growth :math:`(r_{2n} - r_n)/r_{2n}` of the response to A over ``2n`` A+ trials is
-  below 0.1 (a negatively accelerated curve that reaches an asymptote);
+* acquisition: over ``2n`` A+ trials the response to A settles at the US: both its late growth
+  :math:`|r_{2n} - r_n|` and its distance from the US :math:`|r_{2n} - \lambda|` are below 0.1 :math:`\lambda`
+  (a negatively accelerated curve whose asymptote is the US, as the response's is in animals);
 * extinction: after A+ trials, A- trials leave less than half the response that C- trials leave;
 * spontaneous recovery: after extinction and rest (C- trials), A's response regains over 0.1 of its acquired level;
 * blocking: B conditioned in compound with a pretrained A gets less than half of what it gets
@@ -25,7 +26,14 @@ rule reproduces the phenomenon when the index passes the phenomenon's threshold:
   inhibition, as animals keep it (Zimmer-Hart and Rescorla 1974; the inhibitor must first reach -0.1);
 * backward blocking: after AB+ training, A+ trials leave B less than 0.75 of what C+ trials leave;
 * overexpectation: A and B, each trained to predict the US, then reinforced together, leave A less than
-  0.9 of what A keeps when an unrelated C is reinforced instead (the control must keep 0.1).
+  0.9 of what A keeps when an unrelated C is reinforced instead (the control must keep 0.1);
+* release from overshadowing: after AB+ training, A- trials raise the absent B by more than 0.1 λ over
+  what C- trials leave it (Kaufman and Bolles 1981; Matzel et al. 1985);
+* recovery from blocking: after A+ then AB+ training, A- trials raise the blocked B by more than 0.1 λ
+  over what C- trials leave it (Blaisdell et al. 1999).
+
+The floors and the revaluation criteria are in units of the US λ (``us``), so every index is the same at
+any λ for a rule that scales with the US.
 
 With ``normalise=True`` every compound's vector is scaled to unit length, for writing and for testing,
 as a layer that L2-normalises its keys (DeltaNet) sees it: AB is :math:`(e_A + e_B)/\sqrt 2`.
@@ -95,8 +103,12 @@ def _check_cs(cs) -> None:
 
 
 def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = None, seed: int = 0,
-            device=None, dtype=None) -> dict[str, torch.Tensor]:
+            elemental: bool = False, device=None, dtype=None) -> dict[str, torch.Tensor]:
     r"""Orthonormal CS vectors for ``letters``, scaled by :math:`\sqrt{s_X}`: ``{letter: [d_key]}``.
+
+    The basis is random (from ``seed``); ``elemental=True`` gives each stimulus its own coordinate, one
+    input unit per stimulus, which only a rule that treats coordinates apart (the diagonal Kalman
+    filter) distinguishes.
 
     >>> cs = stimuli("AB", 4, device="cpu", dtype=torch.float64)
     >>> abs(float(cs["A"] @ cs["B"])) < 1e-12, abs(float(cs["A"] @ cs["A"]) - 1) < 1e-12
@@ -112,9 +124,14 @@ def stimuli(letters: str, d_key: int, *, salience: dict[str, float] | None = Non
     unknown = set(salience) - set(letters)
     if unknown:
         raise ValueError(f"salience names stimuli that are not in letters {letters!r}: {sorted(map(str, unknown))}")
+    if not isinstance(elemental, bool):
+        raise TypeError(f"elemental must be True or False, got {elemental!r}")
     device, dtype = resolve(device, dtype)
-    gaussian = torch.randn(d_key, d_key, generator=generator(seed, device), device=device, dtype=dtype)
-    basis = torch.linalg.qr(gaussian).Q.T                  # rows: a random orthonormal basis
+    if elemental:
+        basis = torch.eye(d_key, device=device, dtype=dtype)
+    else:
+        gaussian = torch.randn(d_key, d_key, generator=generator(seed, device), device=device, dtype=dtype)
+        basis = torch.linalg.qr(gaussian).Q.T                  # rows: a random orthonormal basis
     return {x: salience.get(x, 1.0) ** 0.5 * basis[i] for i, x in enumerate(letters)}
 
 
@@ -219,9 +236,17 @@ def _at(group: tuple[torch.Tensor, list[int]], phase: int) -> float:
     return float(curve[ends[phase] - 1])
 
 
-def _acquisition(g) -> float:
-    final = _at(g["A+"], 1)
-    return (final - _at(g["A+"], 0)) / final if final > 0 else float("inf")   # no response is no acquisition
+def _acquisition(us: float):
+    """Late growth or distance from the US, whichever is larger, in units of the US."""
+    def index(g) -> float:
+        final = _at(g["A+"], 1)
+        return max(abs(final - _at(g["A+"], 0)), abs(final - us)) / abs(us)
+    return index
+
+
+def _revaluation(g, us: float) -> float:
+    """What the revaluation trials add to the test stimulus over the control's trials, in units of the US."""
+    return (_at(g["revalued"], -1) - _at(g["control"], -1)) / us
 
 
 def _against_control(group: str, floor: float = 0.1):
@@ -232,20 +257,23 @@ def _against_control(group: str, floor: float = 0.1):
     return index
 
 
-def _inhibitor_kept(g) -> float:
-    before = _at(g["X"], 0)
-    return _at(g["X"], 1) / before if before < -0.1 else float("-inf")   # no inhibitor formed: none to keep
+def _inhibitor_kept(floor: float):
+    def index(g) -> float:
+        before = _at(g["X"], 0)
+        return _at(g["X"], 1) / before if before < -floor else float("-inf")   # no inhibitor formed: none to keep
+    return index
 
 
-def _define(n: int) -> dict[str, Phenomenon]:
+def _define(n: int, us: float = 1.0) -> dict[str, Phenomenon]:
     acquired = max(1, n // 10)        # latent inhibition slows the first few reinforced trials
+    floor = 0.1 * abs(us)
 
     def ratio(a, b, phase=-1):
         return lambda g: _at(g[a], phase) / _at(g[b], phase)
 
     return {p.name: p for p in (
-        Phenomenon("acquisition", {"A+": (f"{n} A+ | {n} A+", "A")}, _acquisition, 0.1,
-                   description="late growth of the response to A"),
+        Phenomenon("acquisition", {"A+": (f"{n} A+ | {n} A+", "A")}, _acquisition(us), 0.1,
+                   description="late growth of the response to A, or its distance from the US if larger"),
         Phenomenon("extinction", {"extinction": (f"{n} A+ | {n} A-", "A"), "control": (f"{n} A+ | {n} C-", "A")},
                    ratio("extinction", "control"), 0.5,
                    description="response to A after A- trials over that after C- trials"),
@@ -253,7 +281,7 @@ def _define(n: int) -> dict[str, Phenomenon]:
                    lambda g: (_at(g["recovery"], 2) - _at(g["recovery"], 1)) / _at(g["recovery"], 0), 0.1, below=False,
                    description="response regained by A during rest, over its acquired level"),
         Phenomenon("blocking", {"blocking": (f"{n} A+ | {n} AB+", "B"), "control": (f"{n} C+ | {n} AB+", "B")},
-                   _against_control("blocking"), 0.5,
+                   _against_control("blocking", floor), 0.5,
                    description="response to B after A pretraining over that after C pretraining"),
         Phenomenon("overshadowing", {"compound": (f"{n} AB+", "A"), "control": (f"{n} A+", "A")},
                    ratio("compound", "control"), 0.75, description="response to A trained with B over A trained alone"),
@@ -263,40 +291,55 @@ def _define(n: int) -> dict[str, Phenomenon]:
                                          "control": (f"{n} C- | {acquired} A+", "A")},
                    _against_control("pre-exposed", 0.0), 0.75,
                    description="response to A after A- pre-exposure and a few A+ trials, over that after C-"),
-        Phenomenon("inhibitor_kept", {"X": (f"{n} (A+, AX-) | {n} X-", "X")}, _inhibitor_kept, 0.5, below=False,
+        Phenomenon("inhibitor_kept", {"X": (f"{n} (A+, AX-) | {n} X-", "X")}, _inhibitor_kept(floor), 0.5, below=False,
                    description="inhibition X keeps through X- trials, over its inhibition before them"),
         Phenomenon("backward_blocking", {"blocking": (f"{n} AB+ | {n} A+", "B"), "control": (f"{n} AB+ | {n} C+", "B")},
-                   _against_control("blocking"), 0.75, description="response to B after A+ trials over that after C+"),
+                   _against_control("blocking", floor), 0.75,
+                   description="response to B after A+ trials over that after C+"),
         Phenomenon("overexpectation", {"compound": (f"{n} (A+, B+) | {n} AB+", "A"),
                                        "control": (f"{n} (A+, B+) | {n} C+", "A")},
-                   _against_control("compound"), 0.9,
+                   _against_control("compound", floor), 0.9,
                    description="response to A after AB+ trials over that after C+ trials"),
+        Phenomenon("release_from_overshadowing", {"revalued": (f"{n} AB+ | {n} A-", "B"),
+                                                  "control": (f"{n} AB+ | {n} C-", "B")},
+                   lambda g: _revaluation(g, us), 0.1, below=False,
+                   description="response B gains from A- trials over C- trials, in units of the US"),
+        Phenomenon("recovery_from_blocking", {"revalued": (f"{n} A+ | {n} AB+ | {n} A-", "B"),
+                                              "control": (f"{n} A+ | {n} AB+ | {n} C-", "B")},
+                   lambda g: _revaluation(g, us), 0.1, below=False,
+                   description="response the blocked B gains from A- trials over C- trials, in units of the US"),
     )}
 
 
 PHENOMENA = tuple(_define(1))
 
 
-def phenomenon(name: str, n: int = 30) -> Phenomenon:
-    """The phenomenon ``name`` with ``n`` trials per phase.
+def phenomenon(name: str, n: int = 30, us: float = 1.0) -> Phenomenon:
+    """The phenomenon ``name`` with ``n`` trials per phase and US ``us`` (λ, non-zero).
 
     >>> phenomenon("blocking", n=10).groups["blocking"]
     ('10 A+ | 10 AB+', 'B')
     """
     _validate.option("name", name, PHENOMENA)
-    return _define(_validate.positive_int("n", n))[name]
+    us = _validate.finite_float("us", us)
+    if us == 0:
+        raise ValueError("us must be non-zero: the indices are in units of the US")
+    return _define(_validate.positive_int("n", n), us)[name]
 
 
-def phenomenon_index(name: str, rule: str, *, n: int = 30, d_key: int = 8, seed: int = 0, device=None,
-                     dtype=torch.float64, normalise: bool = False, **params) -> tuple[float, bool]:
-    """Run phenomenon ``name`` under ``rule``: its index and whether the rule reproduces it.
+def phenomenon_index(name: str, rule: str, *, n: int = 30, us: float = 1.0, d_key: int = 8, seed: int = 0,
+                     elemental: bool = False, device=None, dtype=torch.float64, normalise: bool = False,
+                     **params) -> tuple[float, bool]:
+    """Run phenomenon ``name`` under ``rule`` with US ``us``: its index and whether the rule reproduces it.
+
+    ``elemental``: one coordinate per stimulus (:func:`stimuli`); ``normalise``: unit compounds (:func:`trials`).
 
     >>> phenomenon_index("blocking", "delta", beta=0.2, device="cpu")[1]
     True
     """
-    spec = phenomenon(name, n)
-    cs = stimuli("ABCX", d_key, seed=seed, device=device, dtype=dtype)
-    groups = {group: responses(rule, design, test, cs, normalise=normalise, **params)
+    spec = phenomenon(name, n, us)
+    cs = stimuli("ABCX", d_key, seed=seed, elemental=elemental, device=device, dtype=dtype)
+    groups = {group: responses(rule, design, test, cs, us=us, normalise=normalise, **params)
               for group, (design, test) in spec.groups.items()}
     index = spec.index(groups)
     return index, spec.reproduced(index)
@@ -335,6 +378,9 @@ class PhenomenaTable:
 
 def phenomena_table(settings: dict[str, dict], **kwargs) -> PhenomenaTable:
     """Run every phenomenon for every rule in ``settings`` (``{label: {"rule": name, **params}}``).
+
+    A setting may hold :func:`phenomenon_index`'s own options (``normalise``, ``elemental``); ``kwargs``
+    go to every run (``n``, ``us``, ``device``, ...).
 
     >>> table = phenomena_table({"delta": {"rule": "delta", "beta": 0.2}}, device="cpu")
     >>> table.reproduced()["delta"]["spontaneous_recovery"]

@@ -3,18 +3,20 @@ r"""Write rules of a sequence memory: how each CS-US pairing changes the store.
 Every rule reads and writes the state of :mod:`pavlov.attention`, :math:`S_t \in \mathbb R^{d_k \times d_v}`
 with row vectors, and reads after writing, :math:`o_t = q_t S_t`. They differ in the write:
 
-=================  ==================================================================================================
-``hebbian``        :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top v_t` (the source's additive store)
-``decay``          :math:`S_t = \gamma_t S_{t-1} + k_t^\top v_t` (forgetting, as in RetNet)
-``delta``          :math:`S_t = S_{t-1} + \beta_t\, k_t^\top (v_t - k_t S_{t-1})` (DeltaNet; Rescorla-Wagner)
-``gated_delta``    :math:`S_t = \gamma_t (I - \beta_t k_t^\top k_t) S_{t-1} + \beta_t\, k_t^\top v_t` (Gated DeltaNet)
-``oja``            source: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\,\mathrm{diag}(v_t^2))`;
-                   standard: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\, v_t^\top v_t)`
-``bcm``            :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top (v_t \odot (v_t - \theta_{t-1}))`,
-                   :math:`\theta_t = \theta_{t-1} + (v_t^2 - \theta_{t-1})/\tau`
-``kalman``         :math:`S_t = S_{t-1} + g_t (v_t - k_t S_{t-1})`, :math:`P_t = P_{t-1} - g_t k_t P_{t-1} + \delta_t I`,
-                   :math:`g_t = P_{t-1} k_t^\top / (\sigma^2_t + k_t P_{t-1} k_t^\top)` (Kalman filter; least squares)
-=================  ==================================================================================================
+==================  =================================================================================================
+``hebbian``         :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top v_t` (the source's additive store)
+``decay``           :math:`S_t = \gamma_t S_{t-1} + k_t^\top v_t` (forgetting, as in RetNet)
+``delta``           :math:`S_t = S_{t-1} + \beta_t\, k_t^\top (v_t - k_t S_{t-1})` (DeltaNet; Rescorla-Wagner)
+``delta_rectified`` :math:`S_t = S_{t-1} + \beta_t\, k_t^\top (v_t - \max(0, k_t S_{t-1}))` (error of a ReLU read-out)
+``gated_delta``     :math:`S_t = \gamma_t (I - \beta_t k_t^\top k_t) S_{t-1} + \beta_t\, k_t^\top v_t` (Gated DeltaNet)
+``oja``             source: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\,\mathrm{diag}(v_t^2))`;
+                    standard: :math:`S_t = S_{t-1} + \alpha_t (k_t^\top v_t - S_{t-1}\, v_t^\top v_t)`
+``bcm``             :math:`S_t = S_{t-1} + \alpha_t\, k_t^\top (v_t \odot (v_t - \theta_{t-1}))`,
+                    :math:`\theta_t = \theta_{t-1} + (v_t^2 - \theta_{t-1})/\tau`
+``kalman``          :math:`S_t = S_{t-1} + g_t (v_t - k_t S_{t-1})`, :math:`P_t = P_{t-1} - g_t k_t P_{t-1} + \delta_t I`,
+                    :math:`g_t = P_{t-1} k_t^\top / (\sigma^2_t + k_t P_{t-1} k_t^\top)` (Kalman filter; least squares;
+                    ``diagonal=True``: :math:`P` kept diagonal, a variance per key coordinate)
+==================  =================================================================================================
 
 In the Hebbian, Oja and BCM rules the postsynaptic activity is the US :math:`v_t`, which drives the
 output unconditionally, as in the source's store. Oja's standard form (his subspace rule, one
@@ -125,13 +127,20 @@ def _per_step(name: str, value, q: torch.Tensor, *, low: float = 0.0, high: floa
     return value
 
 
-def _linear_recurrent(q, k, v, gamma, beta, state, *, correct: bool):
-    """One step at a time: :math:`S_t = \\gamma_t S_{t-1} + k_t^T u_t`, :math:`u_t = \\beta_t (v_t - [\\gamma_t k_t S_{t-1}])`."""
+def _linear_recurrent(q, k, v, gamma, beta, state, *, correct: bool, rectify: bool = False):
+    """One step at a time: :math:`S_t = \\gamma_t S_{t-1} + k_t^T u_t`, :math:`u_t = \\beta_t (v_t - [\\gamma_t k_t S_{t-1}])`.
+
+    ``rectify``: the prediction in the error is :math:`\\max(0, \\gamma_t k_t S_{t-1})`, a ReLU read-out.
+    """
     outputs = []
     for t in range(q.shape[-2]):
         kt, g, b = k[..., t, :], gamma[..., t, None, None], beta[..., t, None]
         state = g * state
-        u = b * (v[..., t, :] - (kt[..., None, :] @ state).squeeze(-2)) if correct else b * v[..., t, :]
+        if correct:
+            prediction = (kt[..., None, :] @ state).squeeze(-2)
+            u = b * (v[..., t, :] - (prediction.clamp(min=0) if rectify else prediction))
+        else:
+            u = b * v[..., t, :]
         state = state + kt[..., :, None] * u[..., None, :]
         outputs.append((q[..., t, None, :] @ state).squeeze(-2))
     return torch.stack(outputs, dim=-2), state
@@ -311,6 +320,26 @@ def gated_delta(q, k, v, *, gamma, beta, initial_state=None, chunk_size=None):
     return _linear(q, k, v, gamma, ("beta", beta), initial_state, chunk_size, correct=True)
 
 
+@float32_accumulation
+def delta_rectified(q, k, v, *, beta, initial_state=None, chunk_size=None):
+    r"""The delta rule on a ReLU read-out, :math:`S_t = S_{t-1} + \beta_t k_t^\top (v_t - \max(0, k_t S_{t-1}))`.
+
+    The error compares the US with the rectified prediction, so a key whose prediction is negative (an
+    inhibitor presented alone) meets no error when the US is absent and keeps its strength. The output is
+    the store's linear read-out :math:`o_t = q_t S_t`, the strength, like every rule's. Recurrent only.
+
+    Example (an inhibitor, strength -1, presented without the US keeps it):
+        >>> k = torch.ones(3, 1, dtype=torch.float64)
+        >>> out, state = delta_rectified(k, k, torch.zeros(3, 1, dtype=torch.float64), beta=0.5,
+        ...                              initial_state=-torch.ones(1, 1, dtype=torch.float64))
+        >>> out.squeeze(-1).tolist()
+        [-1.0, -1.0, -1.0]
+    """
+    state = _check_inputs(q, k, v, initial_state, chunk_size, chunked=False)
+    beta = _per_step("beta", beta, q)
+    return _linear_recurrent(q, k, v, q.new_ones(q.shape[:-1]), beta, state, correct=True, rectify=True)
+
+
 OJA_FORMS = ("source", "standard")
 
 
@@ -382,7 +411,8 @@ r"""The Kalman filter's default observation noise :math:`\sigma^2`: its ridge is
 
 
 @float32_accumulation
-def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, initial_state=None, chunk_size=None):
+def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, diagonal=False, initial_state=None,
+           chunk_size=None):
     r"""The Kalman filter, recursive least squares: a delta rule whose gain comes from the store's uncertainty.
 
     The store :math:`S` is the posterior mean of a linear map from keys to values, and
@@ -414,6 +444,14 @@ def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, initia
     first write along a key, which cancels :math:`P` from 1e3 down to about :math:`\sigma^2 / \lVert k
     \rVert^2`, costs only about 3 of float32's 7 digits there.
 
+    ``diagonal=True`` keeps only the variances, the diagonal of :math:`P`, after every step: a gain
+    :math:`g_{t,i} = p_i k_{t,i} / (\sigma^2_t + \sum_j p_j k_{t,j}^2)` per key coordinate that falls as
+    that coordinate is seen, as the associability of a stimulus falls with exposure (Mackintosh 1975;
+    Pearce and Hall 1980). With one coordinate per stimulus, a pairing then never moves the weight of an
+    absent stimulus; a single stimulus's trials keep :math:`P` diagonal, so on them the two filters agree.
+    It runs recurrently only; the ``P`` returned is the diagonal matrix, and an ``initial_state`` ``P``
+    must be diagonal.
+
     ``noise > 0`` and ``drift >= 0`` are numbers or one value per step ``[..., T]``; ``prior > 0`` is a
     number. ``chunk_size`` (``drift = 0`` only) runs the information form instead of the gain: each
     chunk's sums above are prefix sums, and each step's output one Cholesky factorisation and solve of
@@ -433,6 +471,15 @@ def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, initia
     noise = _per_step("noise", noise, q, strict=True)
     drift = _per_step("drift", drift, q)
     eye = torch.eye(q.shape[-1], dtype=q.dtype, device=q.device).expand(*state.shape[:-1], -1)
+    if not isinstance(diagonal, bool):
+        raise TypeError(f"diagonal must be True or False, got {diagonal!r}")
+    if diagonal:
+        if chunk_size is not None:
+            raise ValueError("chunk_size must be None for diagonal=True: the diagonal filter runs recurrently only")
+        if cov is not None and cov.device.type != "meta" and bool((cov - torch.diag_embed(cov.diagonal(0, -2, -1))).any()):
+            raise ValueError("initial_state P must be diagonal for diagonal=True")
+        return _kalman_diagonal(q, k, v, noise, drift, state, q.new_full(state.shape[:-1], prior) if cov is None else
+                                cov.diagonal(0, -2, -1))
     if chunk_size is not None:
         if drift.device.type != "meta" and bool(drift.any()):
             raise ValueError("chunk_size needs drift = 0 (the information form has no drift); "
@@ -448,6 +495,20 @@ def kalman(q, k, v, *, prior=KALMAN_PRIOR, noise=KALMAN_NOISE, drift=0.0, initia
         cov = cov - spread @ spread.mT / total + drift[..., t, None, None] * eye   # exactly symmetric
         outputs.append((q[..., t, None, :] @ state).squeeze(-2))
     return torch.stack(outputs, dim=-2), (state, cov)
+
+
+def _kalman_diagonal(q, k, v, noise, drift, state, variance):
+    """The filter with a diagonal covariance, the variances ``[..., d_k]``: :math:`P` projected on its diagonal each step."""
+    outputs = []
+    for t in range(q.shape[-2]):
+        kt = k[..., t, :]                                                   # [..., d_k]
+        spread = variance * kt                                              # P k^T, P diagonal
+        total = noise[..., t, None] + (spread * kt).sum(-1, keepdim=True)   # sigma^2 + k P k^T
+        error = v[..., t, :] - (kt[..., None, :] @ state).squeeze(-2)       # [..., d_v]
+        state = state + (spread / total)[..., :, None] * error[..., None, :]
+        variance = variance - spread ** 2 / total + drift[..., t, None]     # the diagonal of the full update
+        outputs.append((q[..., t, None, :] @ state).squeeze(-2))
+    return torch.stack(outputs, dim=-2), (state, torch.diag_embed(variance))
 
 
 def _kalman_information(q, k, v, noise, state, precision, cov, chunk_size: int):
@@ -476,6 +537,6 @@ def _kalman_information(q, k, v, noise, state, precision, cov, chunk_size: int):
     return torch.cat(outputs, dim=-2), (torch.cholesky_solve(vector, factor), (cov + cov.mT) / 2)
 
 
-RULES = {"hebbian": hebbian, "decay": decay, "delta": delta, "gated_delta": gated_delta, "oja": oja, "bcm": bcm,
-         "kalman": kalman}
+RULES = {"hebbian": hebbian, "decay": decay, "delta": delta, "delta_rectified": delta_rectified,
+         "gated_delta": gated_delta, "oja": oja, "bcm": bcm, "kalman": kalman}
 CHUNKWISE = ("hebbian", "decay", "delta", "gated_delta")

@@ -282,6 +282,7 @@ CASES.append(bad(conditioning.store_from_pairings, {"counts": [[0, 0]] * 3, "alp
 # --- rules ---
 
 RATES = {rules.hebbian: {"alpha": 0.5}, rules.decay: {"gamma": 0.9}, rules.delta: {"beta": 0.5},
+         rules.delta_rectified: {"beta": 0.5},
          rules.gated_delta: {"gamma": 0.9, "beta": 0.5}, rules.oja: {"alpha": 0.1},
          rules.bcm: {"alpha": 0.1, "tau": 5.0}, rules.kalman: {"noise": 0.5, "drift": 0.1}}
 for rule, rates in RATES.items():
@@ -324,6 +325,10 @@ CASES += each(rules.kalman, "initial_state", (
     ((STATE, COV.float()), "P-float32")))
 CASES.append(bad(rules.kalman, {"initial_state": (STATE, -COV), "drift": 0.0, "chunk_size": 2}, "initial_state",
                  "P-not-positive-definite"))
+CASES += each(rules.kalman, "diagonal", (("yes", "string"), (1, "int")))
+CASES.append(bad(rules.kalman, {"diagonal": True, "drift": 0.0, "chunk_size": 2}, "chunk_size", "diagonal"))
+CASES.append(bad(rules.kalman, {"diagonal": True, "initial_state": (STATE, COV + 0.1)}, "initial_state",
+                 "P-not-diagonal"))
 
 # --- drift ---
 
@@ -642,6 +647,10 @@ CASES += each(theory.basin_radius, "delta", ((0.0, "zero"), (1.0, "one"), (0.7, 
 spec(theory.hopfield_retrieval_overlap, lambda: {"load": 0.1}, nonnegative=("load",))
 spec(theory.hopfield_stable_fraction, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
 spec(theory.hopfield_bit_flip, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
+for fn in (theory.rescorla_wagner_index, theory.least_squares_index):
+    spec(fn, lambda: {"name": "blocking", "n": 5}, ints=("n",), options=("name",))
+CASES += each(theory.rescorla_wagner_index, "beta", ((0.0, "zero"), (0.5, "half"), (NAN, "nan"), ("0.2", "str")))
+CASES += each(theory.least_squares_index, "ridge", ((0.0, "zero"), (-1.0, "negative"), (INF, "inf")))
 for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
     spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
          ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
@@ -712,14 +721,19 @@ spec(phenomena.rescorla_wagner, lambda: {"design": "2 A+ | 1 AB+", "test": "B", 
 CASES += each(phenomena.rescorla_wagner, "design", DESIGNS[:3])
 CASES += each(phenomena.rescorla_wagner, "test", (("", "empty"), (5, "int"), (["B"], "list")))
 CASES += each(phenomena.rescorla_wagner, "salience", SALIENCES)
-spec(phenomena.phenomenon, lambda: {"name": "blocking", "n": 5}, ints=("n",), options=("name",))
+spec(phenomena.phenomenon, lambda: {"name": "blocking", "n": 5, "us": 2.0}, ints=("n",), reals=("us",),
+     options=("name",))
+CASES += each(phenomena.phenomenon, "us", ((0.0, "zero"),))
+CASES += each(phenomena.stimuli, "elemental", (("yes", "string"), (1, "int")))
 spec(phenomena.phenomenon_index,
      lambda: {"name": "blocking", "rule": "delta", "n": 2, "d_key": 4, **F64, "beta": 0.2},
      ints=("n",), nonnegative=("beta",), options=("name", "rule"))
 CASES += (each(phenomena.phenomenon_index, "d_key", ((3, "too-few-dimensions"),))
           + each(phenomena.phenomenon_index, "seed", ((-1, "negative"),))
           + each(phenomena.phenomenon_index, "beta", ((MISSING, "missing"),))
-          + each(phenomena.phenomenon_index, "dtype", ((torch.int64, "int64"),)))
+          + each(phenomena.phenomenon_index, "dtype", ((torch.int64, "int64"),))
+          + each(phenomena.phenomenon_index, "us", ((0.0, "zero"), (NAN, "nan")))
+          + each(phenomena.phenomenon_index, "elemental", (("yes", "string"),)))
 spec(phenomena.phenomena_table, lambda: {"settings": {"delta": {"rule": "delta", "beta": 0.2}}, "n": 2, **F64},
      ints=("n",))
 CASES += each(phenomena.phenomena_table, "settings", (

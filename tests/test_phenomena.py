@@ -12,6 +12,7 @@ import torch
 from conftest import DEVICE, EXACT, FLOAT_DTYPES, cases
 
 from pavlov import phenomena as ph
+from pavlov import theory
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 F64 = {"device": DEVICE, "dtype": torch.float64}
@@ -163,9 +164,10 @@ REPRODUCED = {
     # only ever paired with nothing); every reinforced trial adds the same amount whatever is already
     # predicted, so no blocking or overshadowing and a linear, not negatively accelerated, curve
     "hebbian": set(),
-    # decay: the curve (1 - gamma^n) / (1 - gamma) has an asymptote, but A- and C- trials both only
-    # scale S by gamma, so extinction equals rest; reinforced writes ignore what is predicted
-    "decay": {"acquisition"},
+    # decay: the curve (1 - gamma^n) / (1 - gamma) levels off, but at 1 / (1 - gamma) = 10 times the US, not at
+    # the US; A- and C- trials both only scale S by gamma, so extinction equals rest; reinforced writes ignore
+    # what is predicted
+    "decay": set(),
 }
 PARAMS = {"delta": {"beta": 0.2}, "hebbian": {"alpha": 1.0}, "decay": {"gamma": 0.9}}
 
@@ -187,18 +189,18 @@ def test_phenomena_indices_from_the_equations():
     # near 1 to leave x ~ 1e-3 (acquisition, extinction, blocking) divides it by x: 1e-10 covers ~1e-11
     delta, hebbian, decay = indices("delta"), indices("hebbian"), indices("decay")
     x = 0.8 ** N        # (1 - beta)^n: the delta rule's remaining error after n trials of one CS
-    assert delta["acquisition"][0] == pytest.approx(x / (1 + x), rel=1e-10)          # (r_2n - r_n) / r_2n
+    assert delta["acquisition"][0] == pytest.approx(x - x * x, rel=1e-10)            # r_2n - r_n, above 1 - r_2n
     assert delta["extinction"][0] == pytest.approx(x, rel=1e-10)                     # (1 - x) x / (1 - x)
     assert delta["blocking"][0] == pytest.approx(x, rel=1e-10)                       # B learns the leftover error x
     assert delta["overshadowing"][0] == pytest.approx((1 - 0.6 ** N) / 2 / (1 - x), rel=1e-10)
     assert abs(delta["spontaneous_recovery"][0]) <= EXACT
-    assert hebbian["acquisition"][0] == pytest.approx(0.5, rel=EXACT)                # (2n - n) / 2n
+    assert hebbian["acquisition"][0] == pytest.approx(2 * N - 1, rel=EXACT)          # r_2n - 1 = 2n - 1
     for name in ("extinction", "blocking", "overshadowing"):
         assert hebbian[name][0] == pytest.approx(1.0, rel=EXACT)
     for name in ("spontaneous_recovery", "conditioned_inhibition"):
         assert abs(hebbian[name][0]) <= EXACT
     g = 0.9 ** N
-    assert decay["acquisition"][0] == pytest.approx(g / (1 + g), rel=1e-10)          # delta's, gamma for 1 - beta
+    assert decay["acquisition"][0] == pytest.approx((1 - g * g) / 0.1 - 1, rel=1e-10)  # r_2n - 1, r_2n = (1 - g^2)/0.1
     assert decay["extinction"][0] == pytest.approx(1.0, rel=EXACT)
     # after n A+ the response is r; A- and C- each scale it by g = gamma^n: (g^2 r - g r) / r
     assert decay["spontaneous_recovery"][0] == pytest.approx(-g * (1 - g), rel=1e-10)
@@ -206,6 +208,7 @@ def test_phenomena_indices_from_the_equations():
 
 @pytest.mark.parametrize("rule, params", cases(
     ("delta", "delta", {"beta": 0.2}),
+    ("delta_rectified", "delta_rectified", {"beta": 0.2}),
     ("hebbian", "hebbian", {"alpha": 0.5}),
     ("decay", "decay", {"gamma": 0.9}),
     ("gated_delta", "gated_delta", {"gamma": 0.95, "beta": 0.3}),
@@ -301,7 +304,8 @@ def test_the_kalman_filter_is_least_squares_on_the_designs():
     reproduced = {name for name in ph.PHENOMENA
                   if ph.phenomenon(name).reproduced(got[name])}
     assert reproduced == {"acquisition", "blocking", "overshadowing", "conditioned_inhibition", "latent_inhibition",
-                          "backward_blocking", "overexpectation"}
+                          "backward_blocking", "overexpectation", "release_from_overshadowing",
+                          "recovery_from_blocking"}
 
 
 def test_no_rule_without_an_inhibitor_keeps_one():
@@ -309,3 +313,45 @@ def test_no_rule_without_an_inhibitor_keeps_one():
     for rule, params in (("hebbian", {"alpha": 1.0}), ("decay", {"gamma": 0.9})):
         index, ok = ph.phenomenon_index("inhibitor_kept", rule, n=N, device=DEVICE, **params)
         assert index == float("-inf") and not ok
+
+
+def test_indices_match_their_closed_forms():
+    # the delta rule is Rescorla-Wagner, the drift-free Kalman filter ridge regression (ridge 1e-3): both
+    # to rounding, the Kalman filter's amplified by the first write's cancellation (1 / ridge)
+    for name in ph.PHENOMENA:
+        delta = ph.phenomenon_index(name, "delta", n=N, beta=0.2, device=DEVICE)[0]
+        kalman = ph.phenomenon_index(name, "kalman", n=N, device=DEVICE)[0]
+        assert abs(delta - theory.rescorla_wagner_index(name, n=N, beta=0.2)) <= 1e-12, name
+        assert abs(kalman - theory.least_squares_index(name, n=N, ridge=1e-3)) <= 1e-9, name
+
+
+def test_theory_names_the_phenomena_in_order():
+    assert theory.PHENOMENON_NAMES == tuple(ph.PHENOMENA)
+
+
+@pytest.mark.parametrize("rule, params", cases(
+    ("delta", "delta", {"beta": 0.2}), ("kalman", "kalman", {"drift": 0.05}), ("hebbian", "hebbian", {"alpha": 0.1}),
+))
+def test_indices_of_a_rule_linear_in_the_us_do_not_depend_on_it(rule, params):
+    for name in ph.PHENOMENA:
+        one, two = (ph.phenomenon_index(name, rule, n=10, us=us, device=DEVICE, **params) for us in (1.0, 2.0))
+        assert one[1] == two[1] and (one[0] == two[0] or abs(one[0] - two[0]) <= 1e-12 * max(1, abs(one[0]))), name
+
+
+def test_oja_settles_at_the_reciprocal_of_the_us():
+    # Oja's repeated pair converges to 1/lambda: it passes acquisition only at lambda = 1
+    assert ph.phenomenon_index("acquisition", "oja", us=1.0, alpha=0.2, device=DEVICE)[1]
+    index, ok = ph.phenomenon_index("acquisition", "oja", us=2.0, alpha=0.2, device=DEVICE)
+    assert not ok and index == pytest.approx(0.75, abs=1e-6)               # |1/2 - 2| / 2
+
+
+def test_the_rectified_delta_rule_keeps_the_inhibitor_and_the_diagonal_filter_revalues_nothing():
+    kept, ok = ph.phenomenon_index("inhibitor_kept", "delta_rectified", n=N, beta=0.2, device=DEVICE)
+    assert ok and kept == pytest.approx(1.0, abs=1e-12)
+    for name in ("backward_blocking", "release_from_overshadowing", "recovery_from_blocking"):
+        index, ok = ph.phenomenon_index(name, "kalman", n=N, drift=0.05, diagonal=True, elemental=True, device=DEVICE)
+        assert not ok, name
+    full = ph.phenomenon_index("latent_inhibition", "kalman", n=N, drift=0.05, device=DEVICE)[0]
+    diagonal = ph.phenomenon_index("latent_inhibition", "kalman", n=N, drift=0.05, diagonal=True, elemental=True,
+                                   device=DEVICE)[0]
+    assert diagonal == pytest.approx(full, rel=1e-10)

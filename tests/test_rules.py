@@ -467,7 +467,7 @@ STEPS = torch.full((5,), 0.5, **CPU64)
 
 def call(rule, q=Q, k=None, v=V, **kwargs):
     """A call of ``rule`` with default inputs and rates, ``kwargs`` replacing them."""
-    defaults = {"hebbian": {}, "decay": {"gamma": 0.9}, "delta": {"beta": 0.5},
+    defaults = {"hebbian": {}, "decay": {"gamma": 0.9}, "delta": {"beta": 0.5}, "delta_rectified": {"beta": 0.5},
                 "gated_delta": {"gamma": 0.9, "beta": 0.5},
                 "oja": {"alpha": 0.1}, "bcm": {"alpha": 0.1, "tau": 2.0}, "kalman": {}}[rule]
     return lambda: rules.RULES[rule](q, q if k is None else k, v, **{**defaults, **kwargs})
@@ -566,6 +566,44 @@ def test_bad_input_checked_before_the_rates(make, error, param):
 
 
 def test_rule_tables():
-    assert set(rules.RULES) == {"hebbian", "decay", "delta", "gated_delta", "oja", "bcm", "kalman"}
+    assert set(rules.RULES) == {"hebbian", "decay", "delta", "delta_rectified", "gated_delta", "oja", "bcm", "kalman"}
     assert set(rules.CHUNKWISE) == {"hebbian", "decay", "delta", "gated_delta"}
     assert set(rules.OJA_FORMS) == {"source", "standard"}
+
+
+def test_delta_rectified_is_delta_while_predictions_are_non_negative():
+    # unit keys, values in [0, 1], beta <= 1: every prediction stays in [0, 1], so the ReLU never bites
+    k = torch.nn.functional.normalize(cpu(40, 4).abs(), dim=-1)
+    v = cpu(40, 2).abs().clamp(max=1.0)
+    plain, rectified = rules.delta(k, k, v, beta=0.5), rules.delta_rectified(k, k, v, beta=0.5)
+    assert torch.allclose(plain[0], rectified[0], rtol=0, atol=1e-14)
+
+
+def test_delta_rectified_keeps_a_negative_prediction_unchanged_without_the_us():
+    k = torch.eye(3, dtype=torch.float64)[[0, 1, 0]]
+    state = torch.tensor([[-1.0], [2.0], [0.0]], dtype=torch.float64)
+    out, final = rules.delta_rectified(k, k, torch.zeros(3, 1, dtype=torch.float64), beta=0.5, initial_state=state)
+    assert out.squeeze(-1).tolist() == [-1.0, 1.0, -1.0] and final.squeeze(-1).tolist() == [-1.0, 1.0, 0.0]
+
+
+@PROPERTY
+@given(st.integers(0, 2**31 - 1), st.floats(0.0, 0.2))
+def test_diagonal_kalman_is_the_full_filter_on_single_coordinates(seed, drift):
+    # a key along one coordinate keeps a diagonal P diagonal: the two filters agree step by step
+    g = torch.Generator().manual_seed(seed)
+    k = torch.eye(4, dtype=torch.float64)[torch.randint(0, 4, (12,), generator=g)]
+    v = torch.randn(12, 2, generator=g, dtype=torch.float64)
+    full, diagonal = rules.kalman(k, k, v, drift=drift), rules.kalman(k, k, v, drift=drift, diagonal=True)
+    assert torch.allclose(full[0], diagonal[0], rtol=1e-12, atol=1e-12)
+    assert torch.allclose(full[1][1], diagonal[1][1], rtol=1e-12, atol=1e-12)
+
+
+def test_diagonal_kalman_never_moves_an_absent_coordinate():
+    # AB+ then A+: the full filter lowers B through the covariance, the diagonal one leaves it
+    a, b = torch.eye(3, dtype=torch.float64)[:2]
+    k = torch.stack([a + b] * 5 + [a] * 5)
+    v = torch.ones(10, 1, dtype=torch.float64)
+    q = b.expand(10, 3)
+    full = rules.kalman(q, k, v, prior=1.0)[0].squeeze(-1)
+    diagonal = rules.kalman(q, k, v, prior=1.0, diagonal=True)[0].squeeze(-1)
+    assert full[-1] < full[4] - 0.1 and diagonal[-1] == diagonal[4]
