@@ -437,6 +437,12 @@ spec(stores.measure_capacity, lambda: {"store": "hebbian", "d_key": 4, "around":
 CASES += (each(stores.measure_capacity, "spread", ((1.0, "one"),))
           + each(stores.measure_capacity, "trials", ((1, "one-trial"),))
           + each(stores.measure_capacity, "seed", ((-1, "negative"),)))
+CASES += each(stores.erase, "store", (("linear", "unknown"),))
+CASES.append(bad(stores.erase, {"rule": "kalman", "store": "hebbian"}, "store", "kalman-on-hebbian"))
+spec(theory.hebbian_erasure, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "beta": 0.5, "steps": 2},
+     ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
+CASES += [bad(theory.hebbian_erasure, {"n_memories": 1}, "n_memories", "one"),
+          bad(theory.hebbian_erasure, {"rule": "retrain"}, "beta", "foreign-parameter")]
 spec(stores.erase, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
      ints=("d_key", "n_memories", "trials"), options=("rule",))
 CASES += (each(stores.erase, "n_memories", ((1, "one"),)) + each(stores.erase, "trials", ((1, "one-trial"),))
