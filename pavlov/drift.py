@@ -5,9 +5,10 @@ r"""Memories that must change: concept drift, and how long a forgetting memory r
   probed with each CS, and two things are recorded: the retrieval quality of the *current*
   associations, :math:`\bar{(k_i S) \cdot v_i} / \sqrt{\bar{\lVert k_i S \rVert^2}}` (means over the pairs; 1 for
   perfect recall, 0 for none; the cosine when all readouts have one norm), and the norm :math:`\lVert S \rVert_F`.
-* :func:`isr_by_age`: a stream of ``length`` distinct random pairs written by the decay rule; the ISR
-  of each pair by its age, :math:`\lVert k_s S_T - \gamma^{a} v_s \rVert^2 / \gamma^{2a}` for the pair
-  written :math:`a` steps before the end.
+* :func:`isr_by_age`: a stream of ``length`` distinct random pairs written by the decay rule or the (gated)
+  delta rule; the ISR of each pair by its age, :math:`\lVert k_s S_T - w_a v_s \rVert^2 / w_a^2` for the pair
+  written :math:`a` steps before the end, :math:`w_a` its mean signal (:func:`pavlov.theory.stream_signal`:
+  :math:`\gamma^a` for decay).
 
 Keys are uniform on the unit sphere in ``d`` dimensions and values on the unit sphere in ``d`` dimensions.
 """
@@ -19,7 +20,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate
+from . import _validate, theory
 from .rules import CHUNKWISE, RULES
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
@@ -94,20 +95,34 @@ def concept_drift(rule: str, *, n_pairs: int, d: int, epochs_before: int, epochs
     return Drift(torch.stack(quality, -1), torch.stack(norm, -1), epochs_before, seed)
 
 
-def isr_by_age(*, gamma: float, d: int, length: int, trials: int, ages: int | None = None, seed: int | None = None,
-               device=None, dtype=None) -> tuple[torch.Tensor, int]:
-    r"""The ISR of the youngest ``ages`` pairs (default: all) of a ``length``-step decay-rule stream: ``([trials, ages], seed)``.
+def isr_by_age(*, gamma: float, d: int, length: int, trials: int, ages: int | None = None, rule: str = "decay",
+               beta: float | None = None, seed: int | None = None, device=None, dtype=None) -> tuple[torch.Tensor, int]:
+    r"""The ISR of the youngest ``ages`` pairs (default: all) of a ``length``-step stream: ``([trials, ages], seed)``.
 
-    Column ``a`` is the pair written ``a`` steps before the end (age 0: the last pair). The signal's
-    weight :math:`\gamma^a` must stay above the dtype's smallest number: use float64 for old pairs.
+    ``rule`` writes the stream: ``"decay"`` (:math:`S \leftarrow \gamma S + k^\top v`) or ``"gated_delta"``
+    (:math:`S \leftarrow \gamma (I - \beta k^\top k) S + \beta k^\top v`, the delta rule at ``gamma = 1``; ``beta``
+    required). Column ``a`` is the pair written ``a`` steps before the end (age 0: the last pair), read as
+    :math:`\lVert k_s S_T - w_a v_s \rVert^2 / w_a^2` with :math:`w_a` = :func:`~pavlov.theory.stream_signal`, the
+    mean of :math:`(k_s S_T) \cdot v_s`. The signal's weight must stay above the dtype's smallest number: use
+    float64 for old pairs.
 
     >>> isr, seed = isr_by_age(gamma=0.9, d=32, length=50, trials=4, ages=20, seed=0, device="cpu")
     >>> isr.shape
     torch.Size([4, 20])
+    >>> isr, _ = isr_by_age(gamma=1.0, beta=1.0, rule="gated_delta", d=32, length=50, trials=4, seed=0, device="cpu")
+    >>> isr.shape
+    torch.Size([4, 50])
     """
+    _validate.option("rule", rule, ("decay", "gated_delta"))
     gamma = _validate.finite_float("gamma", gamma, positive=True)
     if gamma > 1:
         raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
+    if rule == "decay" and beta is not None:
+        raise TypeError("beta is not a parameter of the decay rule (it writes k^T v at weight 1)")
+    if rule == "gated_delta":
+        if beta is None:
+            raise TypeError("beta must be given for the gated delta rule")
+        beta = _validate.finite_float("beta", beta, positive=True)
     d, length, trials = (_validate.positive_int(name, x) for name, x in (("d", d), ("length", length), ("trials", trials)))
     ages = length if ages is None else _validate.positive_int("ages", ages)
     if ages > length:
@@ -116,11 +131,12 @@ def isr_by_age(*, gamma: float, d: int, length: int, trials: int, ages: int | No
     device, dtype = resolve(device, dtype)
     gen = generator(seed, device)
     keys, values = (random_stimuli(trials, length, d, generator=gen, device=device, dtype=dtype) for _ in range(2))
+    params = {"gamma": gamma} if rule == "decay" else {"gamma": gamma, "beta": beta}
     # the rule's work buffers are several times its inputs: run it on blocks of trials
     blocks = trial_blocks(trials, length * d)
-    state = torch.cat([RULES["decay"](k, k, v, gamma=gamma, chunk_size=min(length, 64))[1]
+    state = torch.cat([RULES[rule](k, k, v, chunk_size=min(length, 64), **params)[1]
                        for k, v in zip(keys.split(blocks), values.split(blocks))])
     keys, values = keys[..., -ages:, :].flip(-2), values[..., -ages:, :].flip(-2)   # youngest first
-    weight = gamma ** torch.arange(ages, device=device, dtype=dtype)   # gamma^a, the signal's weight
+    weight = torch.tensor([theory.stream_signal(a, d=d, **params) for a in range(ages)], device=device, dtype=dtype)
     isr = (keys @ state - weight[:, None] * values).pow(2).sum(-1) / weight ** 2
     return isr, seed

@@ -659,8 +659,13 @@ ERASE_RULES: dict[str, dict[str, float | int]] = {
     "delta_neutral": {"beta": 1.0, "steps": 1},
     "anti_hebbian": {"alpha": 1.0},
     "kalman": {"noise": 1.0, "steps": 1, "ridge": 0.0},
+    "retrain": {},
 }
-"""The rules :func:`erase` erases with, and their parameters with their defaults."""
+"""The rules :func:`erase` erases with, and their parameters with their defaults; ``"retrain"`` is the baseline,
+the store written again without the pair (a downdate: the store that never learned it)."""
+
+ERASE_STORES = {"least_squares": LeastSquaresStore, "hebbian": HebbianStore}
+"""The stores :func:`erase` writes the memories into before erasing one."""
 
 _ERASE_CHECKS = {
     "beta": lambda x: _validate.finite_float("beta", x, nonnegative=True),
@@ -676,7 +681,11 @@ class Erasure(NamedTuple):
 
     ``residual``: what the target still recalls, :math:`(k_t S) \cdot v_t`; ``damage``: the mean over the
     other pairs of their loss of recall, :math:`(k_i S_0 - k_i S) \cdot v_i`; ``change``: the mean over the
-    other pairs of the squared change of their read-out, :math:`\lVert k_i (S - S_0) \rVert^2`.
+    other pairs of the squared change of their read-out, :math:`\lVert k_i (S - S_0) \rVert^2`; ``error``: the
+    mean over the other pairs of the change of their squared recall error,
+    :math:`\lVert k_i S - v_i \rVert^2 - \lVert k_i S_0 - v_i \rVert^2` (negative: they are recalled better);
+    ``gap``: the mean over the other pairs of :math:`\lVert k_i (S - S_r) \rVert^2`, how far their read-outs are
+    from those of the store retrained without the pair, :math:`S_r` (0: as if it had never been learned).
     """
 
     residual: float
@@ -685,6 +694,10 @@ class Erasure(NamedTuple):
     damage_se: float
     change: float
     change_se: float
+    error: float
+    error_se: float
+    gap: float
+    gap_se: float
     seed: int
 
 
@@ -702,9 +715,17 @@ def _overlapping_keys(trials: int, n_memories: int, d_key: int, overlap: float, 
     return (math.sqrt(overlap) * shared + math.sqrt(1 - overlap) * own).to(dtype)
 
 
-def _erased_store(rule: str, store: LeastSquaresStore, target: int, params: dict) -> torch.Tensor:
+def _retrained(store: HebbianStore, target: int) -> torch.Tensor:
+    """The state ``[..., d_k, d_v]`` of ``store``'s kind written from its memories without memory ``target``."""
+    others = torch.arange(store.keys.shape[-2], device=store.keys.device) != target
+    return type(store)(store.keys[..., others, :], store.values[..., others, :]).matrix
+
+
+def _erased_store(rule: str, store: HebbianStore, target: int, params: dict) -> torch.Tensor:
     """The state ``[..., d_k, d_v]`` after ``rule`` erases memory ``target`` from ``store``, written from its matrix."""
     keys, values, state = store.keys, store.values, store.matrix
+    if rule == "retrain":
+        return _retrained(store, target)
     key, value = keys[..., target:target + 1, :], values[..., target:target + 1, :]         # [..., 1, d]
     if rule == "anti_hebbian":                 # S0 - alpha k_t^T v_t: the Hebbian write of (k_t, -v_t)
         return rules.hebbian(key, key, -value, alpha=params["alpha"], initial_state=state)[1]
@@ -728,7 +749,7 @@ def _erased_store(rule: str, store: LeastSquaresStore, target: int, params: dict
 
 
 def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 0, overlap: float | None = None,
-          seed: int | None = 0, device=None, dtype=None, **params) -> Erasure:
+          store: str = "least_squares", seed: int | None = 0, device=None, dtype=None, **params) -> Erasure:
     r"""Store random associations, erase one of them with a write rule, and measure what is left and the collateral damage.
 
     Each trial draws ``n_memories`` unit keys in ``d_key`` dimensions and as many values uniform on the unit
@@ -740,6 +761,10 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
     :math:`g_i` uniform on the unit sphere orthogonal to it, so that every key is a unit vector and every
     pairwise cosine has mean :math:`\rho` exactly (and mean square :math:`\rho^2 + (1-\rho)^2/(d-1)`).
 
+    With ``store="hebbian"`` the memories are written into the Hebbian store :math:`S_0 = K^\top V` instead (linear
+    attention, the store the sources write), where the anti-Hebbian write *is* the retrained store. The Kalman
+    write needs the least-squares store's posterior covariance, and is refused there.
+
     Then ``rule`` erases memory ``target`` (:data:`ERASE_RULES`; parameters in ``params``), through :mod:`pavlov.rules`:
 
     * ``"delta_zero"``: ``steps`` delta-rule writes of :math:`(k_t, 0)` at rate ``beta`` (default one exact step,
@@ -748,6 +773,8 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
       other :math:`n - 1` values, what the store recalls on average.
     * ``"anti_hebbian"``: the Hebbian write of :math:`(k_t, -v_t)` at rate ``alpha`` (default 1),
       :math:`S = S_0 - \alpha\, k_t^\top v_t`: exactly what a Hebbian write of the pair added is taken away.
+    * ``"retrain"``: the baseline, no write but the store written again from the other :math:`n - 1` memories
+      (a downdate), the store that never learned the pair.
     * ``"kalman"``: ``steps`` Kalman writes of :math:`(k_t, 0)` with observation noise ``noise``, from the
       posterior covariance after the :math:`n` stored pairs at unit noise, :math:`P = (K^\top K + \mathrm{ridge}\, I)^{-1}`
       (``ridge = 0``, the default: its limit on the keys' span, :math:`(K^\top K)^+`). The erasing pairings
@@ -759,6 +786,7 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
         d_key, n_memories, trials: sizes; at least 2 memories (others to damage) and 2 trials (a standard error).
         target: the index of the memory erased (the memories are exchangeable: any one is typical).
         overlap: the keys' mean pairwise cosine :math:`\rho \in (0, 1)`, or None for independent keys.
+        store: ``"least_squares"`` (default) or ``"hebbian"`` (:data:`ERASE_STORES`).
         seed: seeds the draws (None: a fresh random seed, returned in the result).
         device, dtype: where and in what precision (default: the package device, float32).
         params: the rule's parameters (``beta``, ``steps``, ``alpha``, ``noise``, ``ridge``; see :data:`ERASE_RULES`).
@@ -766,8 +794,9 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
     Returns:
         An :class:`Erasure`: the target's residual recall :math:`(k_t S) \cdot v_t` (1 before erasure for
         :math:`n \le d`, :math:`d/n` on average beyond), the other pairs' mean loss of recall
-        :math:`(k_i S_0 - k_i S) \cdot v_i` and mean squared change :math:`\lVert k_i (S - S_0) \rVert^2`, each
-        the mean over trials with its standard error. :mod:`pavlov.theory` predicts them
+        :math:`(k_i S_0 - k_i S) \cdot v_i`, mean squared change :math:`\lVert k_i (S - S_0) \rVert^2`, mean change of
+        squared recall error and mean squared distance from the retrained store's read-outs, each the mean over
+        trials with its standard error. :mod:`pavlov.theory` predicts them
         (:func:`~pavlov.theory.erasure_residual`, :func:`~pavlov.theory.erasure_damage`, :func:`~pavlov.theory.erasure_change`).
 
     >>> e = erase("delta_zero", 32, 16, trials=200, device="cpu", dtype=torch.float64)   # e.change ~ 1/32
@@ -778,6 +807,10 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
     (0.5, 0.0)
     """
     _validate.option("rule", rule, tuple(ERASE_RULES))
+    _validate.option("store", store, tuple(ERASE_STORES))
+    if store == "hebbian" and rule == "kalman":
+        raise ValueError("store must be 'least_squares' for the Kalman write: its covariance is the least-squares "
+                         "store's posterior, which the Hebbian store does not carry")
     d_key = _validate.positive_int("d_key", d_key)
     n_memories = _validate.positive_int("n_memories", n_memories)
     if n_memories < 2:
@@ -802,16 +835,19 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
     else:
         keys = _overlapping_keys(trials, n_memories, d_key, overlap, gen, device, dtype)
     values = random_stimuli(trials, n_memories, d_key, generator=gen, device=device, dtype=dtype)
-    store = LeastSquaresStore(keys, values)
-    after = _erased_store(rule, store, target, params)
+    memories = ERASE_STORES[store](keys, values)
+    after = _erased_store(rule, memories, target, params)
+    retrained = _retrained(memories, target)
     work = accumulator(dtype)
     keys, values = keys.to(work), values.to(work)
-    after, before = after.to(work), store.matrix.to(work)
+    after, before, retrained = after.to(work), memories.matrix.to(work), retrained.to(work)
     moved = keys @ (after - before)                                             # k_i (S - S0), [trials, n, d_v]
     residual = ((keys[:, target, None, :] @ after).squeeze(-2) * values[:, target]).sum(-1)
     others = torch.arange(n_memories, device=device) != target
     damage = -(moved * values).sum(-1)[:, others].mean(-1)
     change = moved.pow(2).sum(-1)[:, others].mean(-1)
-    (residual, residual_se), (damage, damage_se), (change, change_se) = (
-        (m.item(), se.item()) for m, se in map(mean_and_se, (residual, damage, change)))
-    return Erasure(residual, residual_se, damage, damage_se, change, change_se, seed)
+    # the squared recall errors after and before: (e + m)^2 - e^2 = m (2 e + m), e = k_i S0 - v_i, m the move
+    error = (moved * (2 * (keys @ before - values) + moved)).sum(-1)[:, others].mean(-1)
+    gap = (keys @ (after - retrained)).pow(2).sum(-1)[:, others].mean(-1)
+    measured = [(m.item(), se.item()) for m, se in map(mean_and_se, (residual, damage, change, error, gap))]
+    return Erasure(*(x for pair in measured for x in pair), seed)

@@ -341,6 +341,10 @@ CASES += [bad(drift.concept_drift, {"beta": MISSING}, "beta", "missing"),
           bad(drift.concept_drift, {"rule": "hebbian"}, "beta", "foreign-parameter")]
 spec(drift.isr_by_age, lambda: {"gamma": 0.9, "d": 4, "length": 6, "trials": 2, "ages": 3, "seed": 0, **F64},
      ints=("d", "length", "trials", "ages"), positive=("gamma",))
+CASES += [bad(drift.isr_by_age, {"rule": "delta"}, "rule", "unknown"),
+          bad(drift.isr_by_age, {"beta": 0.5}, "beta", "foreign-parameter"),
+          bad(drift.isr_by_age, {"rule": "gated_delta"}, "beta", "missing"),
+          bad(drift.isr_by_age, {"rule": "gated_delta", "beta": -0.5}, "beta", "negative")]
 CASES += (each(drift.isr_by_age, "gamma", ((1.5, "above-one"),))
           + each(drift.isr_by_age, "ages", ((7, "above-length"),))
           + each(drift.isr_by_age, "seed", ((-1, "negative"),))
@@ -438,6 +442,12 @@ spec(stores.measure_capacity, lambda: {"store": "hebbian", "d_key": 4, "around":
 CASES += (each(stores.measure_capacity, "spread", ((1.0, "one"),))
           + each(stores.measure_capacity, "trials", ((1, "one-trial"),))
           + each(stores.measure_capacity, "seed", ((-1, "negative"),)))
+CASES += each(stores.erase, "store", (("linear", "unknown"),))
+CASES.append(bad(stores.erase, {"rule": "kalman", "store": "hebbian"}, "store", "kalman-on-hebbian"))
+spec(theory.hebbian_erasure, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "beta": 0.5, "steps": 2},
+     ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
+CASES += [bad(theory.hebbian_erasure, {"n_memories": 1}, "n_memories", "one"),
+          bad(theory.hebbian_erasure, {"rule": "retrain"}, "beta", "foreign-parameter")]
 spec(stores.erase, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
      ints=("d_key", "n_memories", "trials"), options=("rule",))
 CASES += (each(stores.erase, "n_memories", ((1, "one"),)) + each(stores.erase, "trials", ((1, "one-trial"),))
@@ -624,6 +634,17 @@ spec(theory.oja_repeated_pair, lambda: {"k": t(3), "v": t(2), "alpha": 0.1, "ste
 CASES += each(theory.oja_repeated_pair, "k", ((t(2, 3), "matrix"),)) + each(theory.oja_repeated_pair, "v",
                                                                            ((t(2, 2), "matrix"),))
 CASES += each(theory.oja_repeated_pair, "steps", ((-1, "negative"), (1.5, "float"), ("5", "str")))
+spec(theory.stream_signal, lambda: {"age": 2, "gamma": 0.9, "d": 8, "beta": 0.5}, probabilities=("gamma",),
+     ints=("d",), positive=("beta",))
+CASES += each(theory.stream_signal, "age", ((-1, "negative"), (1.5, "float"))) + each(theory.stream_signal, "beta",
+                                                                                     ((2.5, "above-two"),))
+spec(theory.delta_isr, lambda: {"age": 2, "d": 8}, ints=("d",))
+CASES += each(theory.delta_isr, "d", ((1, "one"),)) + each(theory.delta_isr, "age", ((-1, "negative"),))
+spec(theory.delta_horizon, lambda: {"d": 8}, ints=("d",))
+CASES += each(theory.delta_horizon, "d", ((1, "one"),))
+spec(theory.oja_fixed_point, lambda: {"keys": t(3, 4), "values": t(3, 2), "alpha": 0.1, "steps": 5},
+     tensors={"keys": 2, "values": 2}, positive=("alpha",), options=("form",))
+CASES += each(theory.oja_fixed_point, "steps", ((-1, "negative"), (1.5, "float")))
 spec(theory.key_overlap_moments, lambda: {"d_key": 4, "overlap": 0.3}, ints=("d_key",))
 CASES += each(theory.key_overlap_moments, "overlap", ((0.0, "zero"), (1.0, "one"), (NAN, "nan"), ("0.3", "str")))
 CASES.append(bad(theory.key_overlap_moments, {"d_key": 1}, "d_key", "one-with-overlap"))

@@ -172,6 +172,17 @@ def test_isr_by_age_at_gamma_one_is_the_hebbian_isr():
     assert pooled(isr.cpu(), hebbian)                                      # resolves (T - 1)/d from T/d (4%)
 
 
+def test_isr_by_age_of_the_delta_rule_matches_delta_isr():
+    # a long stream (rho^(T-1) = 2e-7 of the energy is still missing at T = 120, d = 8), ages 1 to 15
+    d, length, ages, trials = 8, 120, 16, 1000
+    isr, _ = drift.isr_by_age(rule="gated_delta", gamma=1.0, beta=1.0, d=d, length=length, trials=trials, ages=ages,
+                              seed=5, **F64)
+    assert isr[:, 0].abs().max() <= 1e-20                                  # the last pair: recalled exactly
+    predicted = torch.tensor([theory.delta_isr(a, d=d) for a in range(1, ages)], **CPU64)
+    assert within(isr[:, 1:].cpu(), predicted)
+    assert pooled(isr[:, 1:].cpu(), predicted)
+
+
 def test_isr_by_age_seeding_and_dtype():
     first, seed = drift.isr_by_age(gamma=0.9, d=8, length=10, trials=3, seed=2, **F64)
     again, _ = drift.isr_by_age(gamma=0.9, d=8, length=10, trials=3, seed=2, **F64)
@@ -206,6 +217,10 @@ ISR = {"gamma": 0.9, "d": 8, "length": 10, "trials": 2, "seed": 0, "device": "cp
     ("isr ages 0", lambda: drift.isr_by_age(**ISR, ages=0), ValueError, "ages"),
     ("isr ages above length", lambda: drift.isr_by_age(**ISR, ages=11), ValueError, "ages"),
     ("isr ages float", lambda: drift.isr_by_age(**ISR, ages=3.0), TypeError, "ages"),
+    ("isr unknown rule", lambda: drift.isr_by_age(**ISR, rule="delta"), ValueError, "rule"),
+    ("isr beta for decay", lambda: drift.isr_by_age(**ISR, beta=0.5), TypeError, "beta"),
+    ("isr gated without beta", lambda: drift.isr_by_age(**ISR, rule="gated_delta"), TypeError, "beta"),
+    ("isr beta negative", lambda: drift.isr_by_age(**ISR, rule="gated_delta", beta=-1.0), ValueError, "beta"),
 ))
 def test_bad_input(make, error, param):
     with pytest.raises(error, match=rf"\b{param}\b"):

@@ -84,7 +84,8 @@ def test_delta_zero_leaves_one_minus_c_of_the_target(beta, steps):
 RULES = cases(("delta_zero", "delta_zero", {}), ("delta_zero-partial", "delta_zero", {"beta": 0.5, "steps": 2}),
               ("delta_neutral", "delta_neutral", {}), ("delta_neutral-partial", "delta_neutral", {"beta": 0.7}),
               ("anti_hebbian", "anti_hebbian", {}), ("anti_hebbian-half", "anti_hebbian", {"alpha": 0.5}),
-              ("kalman", "kalman", {}), ("kalman-sure", "kalman", {"noise": 0.1, "steps": 2}))
+              ("kalman", "kalman", {}), ("kalman-sure", "kalman", {"noise": 0.1, "steps": 2}),
+              ("retrain", "retrain", {}))
 FORMS = {"residual": theory.erasure_residual, "damage": theory.erasure_damage, "change": theory.erasure_change}
 
 
@@ -130,6 +131,42 @@ def test_closed_forms_by_hand():
     assert theory.erasure_damage("delta_neutral", 5, 4, overlap=0.5) == pytest.approx(-0.5 / 3)
     assert theory.erasure_residual("kalman", 16, 8, noise=3.0, steps=1) == pytest.approx(0.75)
     assert theory.erasure_change("kalman", 16, 16) == theory.erasure_damage("kalman", 16, 16) == 0.0
+
+
+# --- the retrained store and the Hebbian store ------------------------------------------------------
+
+@pytest.mark.parametrize("n", [5, 16, 40])
+def test_anti_hebbian_is_exact_unlearning_on_the_hebbian_store(n):
+    # S0 - k_t^T v_t is the Hebbian store written without the pair: no gap, to rounding, in every trial
+    anti, retrained = (erase(rule, n, trials=50, store="hebbian") for rule in ("anti_hebbian", "retrain"))
+    assert anti.gap <= ROUNDING ** 2 and anti.gap_se <= ROUNDING ** 2
+    for a, b in zip(anti[:-1], retrained[:-1]):
+        assert a == pytest.approx(b, abs=ROUNDING)
+
+
+@pytest.mark.parametrize("n", [4, 16, 40])
+@pytest.mark.parametrize("rule, params", cases(("anti_hebbian", "anti_hebbian", {}),
+                                               ("anti_hebbian-half", "anti_hebbian", {"alpha": 0.5}),
+                                               ("delta_zero", "delta_zero", {}),
+                                               ("delta_zero-partial", "delta_zero", {"beta": 0.5, "steps": 2}),
+                                               ("retrain", "retrain", {})))
+def test_hebbian_erasure_matches_its_closed_forms(rule, params, n):
+    e = erase(rule, n, seed=n, store="hebbian", **params)
+    for name, predicted in theory.hebbian_erasure(rule, D, n, **params).items():
+        assert within(getattr(e, name), getattr(e, f"{name}_se"), predicted), (name, getattr(e, name), predicted)
+
+
+@pytest.mark.parametrize("rule", ["delta_zero", "delta_neutral", "anti_hebbian", "kalman"])
+@pytest.mark.parametrize("overlap", [None, 0.3])
+def test_below_capacity_error_and_gap_are_the_change(rule, overlap):
+    # S0 and the retrained least-squares store both recall the others exactly: error and gap are the move itself
+    e = erase(rule, 8, overlap, trials=50)
+    assert e.error == pytest.approx(e.change, abs=ROUNDING) and e.gap == pytest.approx(e.change, abs=ROUNDING)
+
+
+def test_kalman_needs_the_least_squares_store():
+    with pytest.raises(ValueError, match="store"):
+        erase("kalman", 8, store="hebbian")
 
 
 # --- determinism, devices and dtypes -----------------------------------------------------------------

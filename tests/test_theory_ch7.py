@@ -170,6 +170,52 @@ def test_oja_repeated_pair_limits():
                        theory.oja_repeated_pair(k, one, alpha=0.2, steps=3, form="standard"))
 
 
+@pytest.mark.parametrize("form", ["source", "standard"])
+def test_oja_fixed_point_is_the_mean_recursion(form):
+    # the mean store after N steps of one uniformly drawn pair: E S <- E S (I - alpha D) + alpha B, iterated by hand
+    gen = torch.Generator(DEVICE).manual_seed(0)
+    keys = torch.randn(3, 5, generator=gen, device=DEVICE, dtype=torch.float64)
+    values = torch.randn(3, 4, generator=gen, device=DEVICE, dtype=torch.float64)
+    alpha, n = 0.05, 3
+    rate = torch.diag(values.pow(2).sum(0)) if form == "source" else values.mT @ values
+    mean = torch.zeros(5, 4, **F64)
+    for _ in range(40):
+        mean = mean - alpha * mean @ rate / n + alpha * keys.mT @ values / n
+    got = theory.oja_fixed_point(keys, values, form=form, alpha=alpha, steps=40)
+    assert torch.allclose(got, mean, rtol=1e-12, atol=1e-12)
+    limit = theory.oja_fixed_point(keys, values, form=form)
+    assert torch.allclose(theory.oja_fixed_point(keys, values, form=form, alpha=alpha, steps=20000), limit,
+                          rtol=1e-9, atol=1e-12)
+
+
+def test_oja_fixed_point_one_pair_and_the_standard_form_is_still():
+    k, v = torch.tensor([[0.6, 0.8]], **F64), torch.tensor([[0.5, 2.0, -1.0]], **F64)
+    for form in ("source", "standard"):
+        assert torch.allclose(theory.oja_fixed_point(k, v, form=form),
+                              theory.oja_repeated_pair(k[0], v[0], alpha=0.1, form=form), rtol=EXACT, atol=EXACT)
+    # standard form, n <= d_v independent USs: S* v_i^T = k_i^T, so every single write leaves S* where it is
+    gen = torch.Generator(DEVICE).manual_seed(1)
+    keys, values = (torch.randn(3, d, generator=gen, device=DEVICE, dtype=torch.float64) for d in (6, 5))
+    limit = theory.oja_fixed_point(keys, values, form="standard")
+    for key, value in zip(keys, values):
+        step = torch.outer(key, value) - limit @ torch.outer(value, value)
+        assert step.abs().max() <= 1e-12
+
+
+@pytest.mark.parametrize("d", [2, 8, 64])
+def test_delta_isr_and_horizon(d):
+    rho = 1 - 1 / d
+    assert theory.stream_signal(5, gamma=1.0, d=d, beta=1.0) == pytest.approx(rho ** 5)
+    assert theory.stream_signal(5, gamma=0.9, d=d) == pytest.approx(0.9 ** 5)
+    assert theory.stream_signal(3, gamma=0.9, d=d, beta=0.5) == pytest.approx(0.5 * (0.9 * (1 - 0.5 / d)) ** 3)
+    assert theory.delta_isr(0, d=d) == 0.0
+    assert theory.delta_isr(7, d=d) == pytest.approx(rho ** -14 - 1)
+    horizon = theory.delta_horizon(d)
+    assert rho ** (-2 * horizon) == pytest.approx(2.0)           # ISR = 1 there
+    if d == 64:
+        assert horizon < theory.optimal_decay(64, exact=True)[1]    # shorter than the best decay's
+
+
 # --- bad input -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make, error, param", cases(
@@ -204,6 +250,13 @@ def test_bad_input(make, error, param):
     pytest.param(lambda: theory.hebbian_drift(1, 2, n_pairs=0, d=4), ValueError, "n_pairs",
                  id="hebbian_drift: n_pairs 0"),
     pytest.param(lambda: theory.hebbian_drift(1, 2, n_pairs=3, d=0), ValueError, "d", id="hebbian_drift: d 0"),
+    pytest.param(lambda: theory.oja_fixed_point(cpu(2, 2), cpu(3, 2), alpha=0.1, steps=3), ValueError, "pairs",
+                 id="oja_fixed_point: pairs differ"),
+    pytest.param(lambda: theory.oja_fixed_point(cpu(2, 2), cpu(2, 2), alpha=0.1), TypeError, "steps",
+                 id="oja_fixed_point: alpha without steps"),
+    pytest.param(lambda: theory.delta_isr(2, d=1), ValueError, "d", id="delta_isr: d = 1"),
+    pytest.param(lambda: theory.stream_signal(2, gamma=1.0, d=4, beta=2.5), ValueError, "beta",
+                 id="stream_signal: beta above 2"),
     pytest.param(lambda: theory.oja_repeated_pair(cpu(2), cpu(2), alpha=0.1, steps=-1), ValueError,
                  "steps", id="oja_repeated_pair: steps < 0"),
     pytest.param(lambda: theory.oja_repeated_pair(cpu(2), cpu(2), alpha=-0.1), ValueError, "alpha",

@@ -1,6 +1,6 @@
-"""Erasing one association from a least-squares store: the residual, the damage to the others, and the change.
+"""Erasing one association from a least-squares or a Hebbian store: the residual, the damage to the others, the change.
 
-Chapter 8, for the erasing rules of :data:`ERASURE_RULES`.
+Chapter 8, for the erasing rules of :data:`ERASURE_RULES` (least-squares store) and :func:`hebbian_erasure`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .overlaps import key_overlap_moments
 
 
 ERASURE_RULES = {"delta_zero": ("beta", "steps"), "delta_neutral": ("beta", "steps"), "anti_hebbian": ("alpha",),
-                 "kalman": ("noise", "steps")}
+                 "kalman": ("noise", "steps"), "retrain": ()}
 """The erasing rules of the closed forms below and the parameters each takes (the Kalman forms: ``ridge = 0``)."""
 
 
@@ -36,7 +36,9 @@ def _erasure(rule: str, d_key: int, n_memories: int, overlap: float | None, para
         raise TypeError(f"{unknown[0]} is not a parameter of the {rule!r} closed forms, which take "
                         f"{', '.join(ERASURE_RULES[rule])}")
     steps = _validate.positive_int("steps", params.get("steps", 1)) if "steps" in ERASURE_RULES[rule] else 1
-    if rule == "anti_hebbian":
+    if rule == "retrain":
+        c = 1.0
+    elif rule == "anti_hebbian":
         c = _validate.finite_float("alpha", params.get("alpha", 1.0), nonnegative=True)
     elif rule == "kalman":
         noise = _validate.finite_float("noise", params.get("noise", 1.0), nonnegative=True)
@@ -70,12 +72,16 @@ def erasure_residual(rule: str, d_key: int, n_memories: int, *, overlap: float |
       :math:`c = s / (\sigma^2 + s)`, the erasing pairings weighed against the stored one; beyond, only at
       ``noise = 0`` (the limit of a certain erasure; the rule itself needs noise > 0), where it is 0.
 
+    * ``retrain``, the store written again without the pair (:math:`K_{-t}^+ V_{-t}`, the store that never learned
+      it): the target's read-out is built from the other values, independent of :math:`v_t`: 0, for every :math:`n`.
+
     Every value holds for either key ensemble (``overlap``: see :func:`key_overlap_moments`).
 
     >>> erasure_residual("delta_zero", 32, 16), erasure_residual("anti_hebbian", 32, 64), erasure_residual("kalman", 32, 16)
     (0.0, -0.5, 0.5)
     """
-    c, h, _, _, _ = _erasure(rule, d_key, n_memories, overlap, params, ("delta_zero", "delta_neutral", "anti_hebbian"))
+    c, h, _, _, _ = _erasure(rule, d_key, n_memories, overlap, params,
+                             ("delta_zero", "delta_neutral", "anti_hebbian", "retrain"))
     return h - c if rule == "anti_hebbian" else (1 - c) * h
 
 
@@ -103,11 +109,17 @@ def erasure_damage(rule: str, d_key: int, n_memories: int, *, overlap: float | N
       mean by at most :math:`a\, \mathbb E[1/x]/(n-1)`: the shortfall is :math:`(1 - P_{tt}) a / ((a + P_{tt})(n-1))`
       and :math:`1/P_{tt} = 1 + 1/x`, :math:`x = k_t B^{-1} k_t^\top` with :math:`B` the other keys' Gram matrix
       (Sherman-Morrison), so :math:`\mathbb E[1/x]` is the least-squares store's mean ISR (:func:`~pavlov.theory.isr`).
+    * ``retrain``: each other pair's mean recall goes from :math:`h(n)` to :math:`h(n - 1)`, :math:`h(m) = \min(m, d)/m`:
+      0 below capacity, and beyond it the others *gain* :math:`d/(n-1) - d/n`: the store that never learned the pair
+      recalls the rest better, where every single write costs them.
 
     >>> erasure_damage("delta_zero", 32, 64), erasure_damage("delta_neutral", 32, 16, overlap=0.3)
     (0.007936507936507936, -0.02)
     """
-    c, h, n, mean, _ = _erasure(rule, d_key, n_memories, overlap, params, ("delta_zero", "delta_neutral", "anti_hebbian"))
+    c, h, n, mean, _ = _erasure(rule, d_key, n_memories, overlap, params,
+                                ("delta_zero", "delta_neutral", "anti_hebbian", "retrain"))
+    if rule == "retrain":
+        return h - min(n - 1, d_key) / (n - 1)
     if rule == "anti_hebbian":
         return 0.0
     if rule == "kalman":
@@ -131,6 +143,8 @@ def erasure_change(rule: str, d_key: int, n_memories: int, *, overlap: float | N
       :math:`(P_{tt} - P_{tt}^2) P_{tt} / (P_{tt}^2 (n-1)) = (1 - P_{tt})/(n-1)`, of mean :math:`(1 - h)/(n - 1)`.
       At noise > 0 it is within :math:`2 a\, \mathbb E[1/x]/(n-1)` of that (as in :func:`erasure_damage`).
 
+    * ``retrain``: below capacity the retrained store recalls the others exactly, as :math:`S_0` does: 0.
+
     Beyond :math:`d` keys the delta rules' change depends on the leverage :math:`P_{tt}` jointly with the
     overlaps, and has no closed form here (``delta_zero``'s is near :math:`c^2 m_2\, d/n`, which for independent
     keys is above the certain Kalman erasure's :math:`(1 - h)/(n - 1)`).
@@ -139,6 +153,57 @@ def erasure_change(rule: str, d_key: int, n_memories: int, *, overlap: float | N
     (0.03125, 0.25806451612903225)
     """
     c, h, n, _, square = _erasure(rule, d_key, n_memories, overlap, params, ("anti_hebbian",))
+    if rule == "retrain":
+        return 0.0
     if rule == "kalman":
         return (1 - h) / (n - 1)
     return c**2 * square * (n / (n - 1) if rule == "delta_neutral" else 1.0)
+
+
+HEBBIAN_ERASURE_RULES = {"delta_zero": ("beta", "steps"), "anti_hebbian": ("alpha",), "retrain": ()}
+"""The erasing rules of :func:`hebbian_erasure` and the parameters each takes."""
+
+
+def hebbian_erasure(rule: str, d_key: int, n_memories: int, **params) -> dict[str, float]:
+    r"""Erasing one association from the Hebbian store :math:`S_0 = K^\top V`: the five means of :func:`pavlov.stores.erase`.
+
+    :math:`n` unit keys uniform on the sphere in :math:`d` dimensions (independent), independent unit values; with
+    :math:`x_i = k_i \cdot k_t`, :math:`m_2 = \mathbb E x^2 = 1/d` and :math:`m_4 = \mathbb E x^4 = 3/(d(d+2))`. The target
+    reads :math:`k_t S_0 = v_t + e_t`, :math:`e_t = \sum_{j \ne t} x_j v_j` its crosstalk; each other pair's error
+    :math:`e_i = k_i S_0 - v_i` holds :math:`x_i v_t`. Returns ``residual`` :math:`(k_t S) \cdot v_t`, ``damage``
+    :math:`(k_i S_0 - k_i S) \cdot v_i`, ``change`` :math:`\lVert k_i (S - S_0) \rVert^2`, ``error``
+    :math:`\lVert k_i S - v_i \rVert^2 - \lVert e_i \rVert^2` and ``gap`` :math:`\lVert k_i (S - S_r) \rVert^2`, the
+    means over the others, with :math:`S_r = S_0 - k_t^\top v_t` the store written without the pair.
+
+    * ``anti_hebbian`` at rate :math:`\alpha`, :math:`S = S_0 - \alpha k_t^\top v_t`: residual :math:`1 - \alpha`, damage 0,
+      change :math:`\alpha^2 m_2`, error :math:`(\alpha^2 - 2\alpha) m_2`, gap :math:`(1 - \alpha)^2 m_2`. At :math:`\alpha = 1`
+      it *is* the retrained store (``retrain``): exact unlearning, and the others' error falls by :math:`m_2`, the
+      crosstalk the pair had added to each of them.
+    * ``delta_zero``, :math:`S = S_0 - c\, k_t^\top (v_t + e_t)`, :math:`c = 1 - (1 - \beta)^s`: it erases the target's
+      crosstalk too. Residual :math:`1 - c`; damage :math:`c\, m_2` (the term :math:`x_i^2 v_i` of :math:`x_i e_t`);
+      change :math:`c^2 (m_2 + m_4 + (n-2) m_2^2)`; error :math:`\text{change} - 2c\,(m_2 + (n-2) m_2^2)`; gap
+      :math:`(1-c)^2 m_2 + c^2 (m_4 + (n-2) m_2^2)`.
+
+    >>> hebbian_erasure("retrain", 32, 16)["error"], hebbian_erasure("delta_zero", 32, 16)["damage"]
+    (-0.03125, 0.03125)
+    """
+    _validate.option("rule", rule, tuple(HEBBIAN_ERASURE_RULES))
+    d = _validate.positive_int("d_key", d_key)
+    n = _validate.positive_int("n_memories", n_memories)
+    if n < 2:
+        raise ValueError(f"n_memories must be at least 2 (one to erase, others to damage), got {n}")
+    unknown = sorted(set(params) - set(HEBBIAN_ERASURE_RULES[rule]))
+    if unknown:
+        raise TypeError(f"{unknown[0]} is not a parameter of the {rule!r} Hebbian erasure, which takes "
+                        f"{', '.join(HEBBIAN_ERASURE_RULES[rule]) or 'none'}")
+    m2, m4 = 1 / d, 3 / (d * (d + 2))
+    if rule == "delta_zero":
+        beta = _validate.finite_float("beta", params.get("beta", 1.0), nonnegative=True)
+        c = 1 - (1 - beta) ** _validate.positive_int("steps", params.get("steps", 1))
+        change = c**2 * (m2 + m4 + (n - 2) * m2**2)
+        return {"residual": 1 - c, "damage": c * m2, "change": change,
+                "error": change - 2 * c * (m2 + (n - 2) * m2**2),
+                "gap": (1 - c) ** 2 * m2 + c**2 * (m4 + (n - 2) * m2**2)}
+    alpha = 1.0 if rule == "retrain" else _validate.finite_float("alpha", params.get("alpha", 1.0), nonnegative=True)
+    return {"residual": 1 - alpha, "damage": 0.0, "change": alpha**2 * m2, "error": (alpha**2 - 2 * alpha) * m2,
+            "gap": (1 - alpha) ** 2 * m2}

@@ -143,3 +143,133 @@ def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str
         inverse = v / gain
     settled = 1.0 if steps is None else 1 - (1 - alpha * gain) ** steps
     return k[:, None] * (settled * inverse)[None, :]
+
+
+def stream_signal(
+    age: int, *, gamma: float, d: int, beta: float | None = None
+) -> float:
+    r"""The mean signal :math:`\mathbb E\, (k_s S_T) \cdot v_s` of the pair written ``age`` steps before the end of a stream.
+
+    Unit keys uniform on the sphere in ``d`` dimensions, independent unit values. The decay rule
+    (``beta=None``) keeps :math:`\gamma^a` of each write. The gated delta rule
+    :math:`S \leftarrow \gamma (I - \beta k^\top k) S + \beta k^\top v` (the delta rule at :math:`\gamma = 1`) writes
+    :math:`\beta` of the pair along its own key, and every later write multiplies the store by
+    :math:`M = \gamma (I - \beta k_m^\top k_m)`, of mean :math:`\gamma (1 - \beta/d) I`, independent of the pair:
+    :math:`\beta\, (\gamma (1 - \beta / d))^a`.
+
+    >>> stream_signal(2, gamma=0.5, d=8), stream_signal(1, gamma=1.0, d=4, beta=1.0)
+    (0.25, 0.75)
+    """
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        raise ValueError(f"age must be a non-negative integer, got {age!r}")
+    gamma = _validate.probability("gamma", gamma)
+    d = _validate.positive_int("d", d)
+    if beta is None:
+        return gamma**age
+    beta = _validate.finite_float("beta", beta, positive=True)
+    if beta > 2:
+        raise ValueError(
+            f"beta must lie in (0, 2] (a unit-key delta step beyond 2 diverges), got {beta}"
+        )
+    return beta * (gamma * (1 - beta / d)) ** age
+
+
+def delta_isr(age: int, *, d: int) -> float:
+    r"""Mean ISR of the pair of age ``age`` in an endless stream written by the delta rule at :math:`\beta = 1`.
+
+    With unit keys, each write :math:`S \leftarrow (I - k^\top k) S + k^\top v` removes the store along one
+    random direction and adds a unit write along it, so :math:`\mathbb E \lVert S \rVert_F^2 \to d`, and every
+    read-out has mean energy :math:`\mathbb E \lVert k_s S_T \rVert^2 = 1` at every age, while its mean signal is
+    :math:`\rho^a`, :math:`\rho = 1 - 1/d` (:func:`stream_signal`). Hence
+
+    .. math::
+
+        \mathrm{ISR}(a) = \frac{1 - \rho^{2a}}{\rho^{2a}} = \rho^{-2a} - 1,
+
+    which crosses 1 at the horizon :func:`delta_horizon`. A stream of :math:`T` pairs from an empty store has
+    read-out energy between :math:`1 - \rho^{T-1}` and 1: the ISR is lower by at most :math:`\rho^{T-1-2a}`.
+
+    >>> delta_isr(0, d=64), round(delta_isr(22, d=64), 3)
+    (0.0, 1.0)
+    """
+    d = _validate.positive_int("d", d)
+    if d < 2:
+        raise ValueError(
+            f"d must be at least 2 (at d = 1 each write replaces the whole store), got {d}"
+        )
+    signal = stream_signal(age, gamma=1.0, d=d, beta=1.0)
+    return 1 / signal**2 - 1
+
+
+def delta_horizon(d: int) -> float:
+    r"""The age up to which the delta rule at :math:`\beta = 1` recalls a stream with ISR at most 1: :math:`\ln 2 / (2 \ln\frac{d}{d-1})`.
+
+    From :func:`delta_isr`: :math:`\rho^{-2a} = 2`. For large ``d`` it is :math:`(d - \tfrac12) \ln 2 / 2 \approx 0.35\, d`,
+    shorter than the best decay rule's :math:`(d+1)/e \approx 0.37\, d` (:func:`optimal_decay`).
+
+    >>> round(delta_horizon(64), 2)
+    22.01
+    """
+    d = _validate.positive_int("d", d)
+    if d < 2:
+        raise ValueError(
+            f"d must be at least 2 (at d = 1 each write replaces the whole store), got {d}"
+        )
+    return math.log(2) / (2 * math.log(d / (d - 1)))
+
+
+def oja_fixed_point(keys, values, *, form: str = "source", alpha: float | None = None, steps: int | None = None):
+    r"""The fixed point of the mean update of Oja's rule shown the pairs ``(keys [n, d_k], values [n, d_v])`` at random.
+
+    One pair drawn uniformly at each step, independent of the store: the mean store obeys
+    :math:`\mathbb E S \leftarrow \mathbb E S + \alpha (B - \mathbb E S\, D)` with :math:`B = \frac1n K^\top V`, the
+    Hebbian store's mean write, and :math:`D = \frac1n \mathrm{diag}(\sum_i v_i^2)` (source form) or
+    :math:`\frac1n V^\top V` (standard form). So it settles, whatever :math:`\alpha` with :math:`\alpha D` below 2, at
+
+    * source form: :math:`S^*_{:j} = \sum_i v_{ij} k_i^\top / \sum_i v_{ij}^2`: each column the Hebbian store's,
+      rescaled by its own US energy (for one pair, :math:`k^\top (1/v)`, the reciprocal);
+    * standard form: :math:`S^* = K^\top V (V^\top V)^+`, the Hebbian store times the inverse of the USs' Gram matrix
+      (for one pair, :math:`k^\top v / \lVert v \rVert^2`, read out as :math:`\lVert k \rVert^2 v / \lVert v \rVert^2`).
+
+    With ``steps`` (and ``alpha``) given, the mean store after that many steps from :math:`S_0 = 0` instead,
+    :math:`S^* (I - (I - \alpha D)^N)`, exactly: the recursion of the mean is linear.
+
+    >>> oja_fixed_point(torch.eye(2), torch.tensor([[2.0, 1.0], [1.0, 1.0]]))
+    tensor([[0.4000, 0.5000],
+            [0.2000, 0.5000]])
+    """
+    _validate.option("form", form, ("source", "standard"))
+    for name, x in (("keys", keys), ("values", values)):
+        _validate.tensor(name, x)
+        if x.dim() != 2:
+            raise ValueError(
+                f"{name} must be a matrix [pairs, dimension], got shape {tuple(x.shape)}"
+            )
+    _validate.same_device_dtype(keys=keys, values=values)
+    if keys.shape[0] != values.shape[0]:
+        raise ValueError(
+            f"keys and values must hold as many pairs, got {keys.shape[0]} and {values.shape[0]}"
+        )
+    if (alpha is None) != (steps is None):
+        raise TypeError(
+            "alpha and steps must be given together (the mean store after steps at rate alpha)"
+        )
+    hebbian = keys.mT @ values
+    if form == "source":
+        energy = values.pow(2).sum(0)
+        limit = hebbian * torch.where(
+            energy != 0, 1 / torch.where(energy != 0, energy, 1), 0
+        )
+        rate = torch.diag(energy)
+    else:
+        rate = values.mT @ values
+        limit = hebbian @ torch.linalg.pinv(rate, hermitian=True)
+    if steps is None:
+        return limit
+    alpha = _validate.finite_float("alpha", alpha, positive=True)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer or None, got {steps!r}")
+    eye = torch.eye(values.shape[-1], device=values.device, dtype=values.dtype)
+    return limit @ (
+        eye - torch.linalg.matrix_power(eye - alpha * rate / keys.shape[0], steps)
+    )
