@@ -247,7 +247,7 @@ def regression_ladder():
 
 
 def noisy_channel():
-    """Chapter 11: a read as Shannon's channel: the value is the message, the other memories the noise."""
+    """Chapter 12: a read as Shannon's channel: the value is the message, the other memories the noise."""
     fig, ax = _canvas(2.8)
     _box(ax, 1.1, 6.0, "message:\nvalue $v_j$\n(the food)", width=2.0, height=2.4, color=1)
     _box(ax, 3.9, 6.0, "write, then\nread by $k_j$", width=2.2, height=2.4, color=2)
@@ -266,5 +266,5 @@ def noisy_channel():
 
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
             "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
-            "ch8": regression_ladder, "ch9": mqar_sequence, "ch11": noisy_channel}
+            "ch8": regression_ladder, "ch9": mqar_sequence, "ch12": noisy_channel}
 """Each chapter's concept diagram, by chapter."""

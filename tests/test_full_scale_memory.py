@@ -52,9 +52,9 @@ CASES = {
     "ch6": ('stacking.measure_chain(4, 8, heads=2, layers=1, trials={trials}, seed=0, device="cpu")',
             32768, 600000, 2 * 2 * 4 * 8 * FLOAT32),
     # the delta rule's information at n = 512 (its 512 x 512 read per trial) and the codebook's decoding
-    "ch11": (('channel.measure_bits("delta", 32, 512, trials={trials}, beta=0.25, seed=0, device="cpu", '
+    "ch12": (('channel.measure_bits("delta", 32, 512, trials={trials}, beta=0.25, seed=0, device="cpu", '
               'dtype=torch.float64)'), 16, 144, 512 * 512 * FLOAT64),
-    "ch11 codebook": (('channel.decode_codebook("hebbian", 32, 65, codebook_bits=12, trials={trials}, d_value=8, '
+    "ch12 codebook": (('channel.decode_codebook("hebbian", 32, 65, codebook_bits=12, trials={trials}, d_value=8, '
                        'seed=0, device="cpu", dtype=torch.float64)'), 15, 150, 65 * 2**12 * FLOAT64),
 }
 

@@ -1,6 +1,6 @@
 """Retrieval as a noisy channel: the bits a read carries, per stored number, and the load that maximises them.
 
-Chapter 11.
+Chapter 12.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def binary_channel_bits(flip: float) -> float:
     r"""The bits one binary decision carries when it is wrong with probability ``flip``: :math:`1 - h_2(p)`.
 
     The capacity of the binary symmetric channel, :math:`1 + p \log_2 p + (1 - p) \log_2 (1 - p)`: 1 at
-    :math:`p = 0` or 1, 0 at :math:`p = 1/2`. It counts what a read of signs keeps (chapter 11's exercise on
+    :math:`p = 0` or 1, 0 at :math:`p = 1/2`. It counts what a read of signs keeps (chapter 12's exercise on
     signs), and what a Hopfield network's retrieved bit keeps when a fraction of them are wrong.
 
     >>> binary_channel_bits(0.5), binary_channel_bits(0.0)

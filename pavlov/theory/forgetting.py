@@ -1,6 +1,6 @@
 """Forgetting and drift: exponential decay's ISR and horizon, Hebbian drift, and Oja's rule on a repeated pair.
 
-Chapter 7 derives them; chapter 11 reads decay's ISR as bits.
+Chapter 7 derives them; chapter 12 reads decay's ISR as bits.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The classical Hopfield network: the critical load, the retrieval overlap, and the flip and stability probabilities.
 
-Chapter 10 checks them; chapter 11 reads its critical load as bits.
+Chapter 11 checks them; chapter 12 reads its critical load as bits.
 """
 
 from __future__ import annotations
