@@ -642,6 +642,10 @@ CASES += each(theory.basin_radius, "delta", ((0.0, "zero"), (1.0, "one"), (0.7, 
 spec(theory.hopfield_retrieval_overlap, lambda: {"load": 0.1}, nonnegative=("load",))
 spec(theory.hopfield_stable_fraction, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
 spec(theory.hopfield_bit_flip, lambda: {"n_neurons": 10, "n_patterns": 3}, ints=("n_neurons", "n_patterns"))
+spec(theory.modern_retrieval_weight, lambda: {"n_patterns": 64, "d": 32, "beta": 8.0}, ints=("n_patterns", "d"),
+     positive=("beta",))
+CASES += each(theory.modern_retrieval_weight, "n_patterns", ((1, "one"),))
+spec(theory.modern_critical_beta, lambda: {"n_patterns": 64, "d": 32}, ints=("n_patterns", "d"))
 for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
     spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
          ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
@@ -875,6 +879,12 @@ for fn, extra in ((hopfield.classical_recall, {}), (hopfield.dense_recall, {"deg
     CASES.append(bad(fn, {"patterns": spins(2, 3, 8).to("meta"), "cues": spins(2, 4, 8).to("meta")}, "generator",
                      "other-device"))
 CASES += each(hopfield.dense_recall, "degree", ((1, "one"), (True, "bool"), (MISSING, "missing"), (400, "overflow")))
+spec(hopfield.synchronous_recall, lambda: {"patterns": spins(2, 3, 8), "cues": spins(2, 4, 8)}, tensors=SPIN_DIMS,
+     ints=("max_sweeps",))
+CASES += each(hopfield.synchronous_recall, "patterns", NOT_SPINS) + each(hopfield.synchronous_recall, "cues", NOT_SPINS[:2])
+CASES += each(hopfield.synchronous_recall, "cues", ((spins(2, 4, 7), "N-mismatch"), (spins(3, 4, 8), "batch-mismatch")))
+spec(hopfield.pass_flops, lambda: {"network": "modern", "n_patterns": 3, "n_neurons": 8}, ints=("n_patterns", "n_neurons"))
+CASES += each(hopfield.pass_flops, "network", (("classical", "unknown"), (MISSING, "missing")))
 spec(hopfield.random_patterns, lambda: {"shape": (2, 3, 8), **F64})
 CASES += each(hopfield.random_patterns, "shape", (((8,), "one-size"), ((0, 3), "zero"), ((2.0, 3), "float"),
                                                   (("2", 3), "str")))
