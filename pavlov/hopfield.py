@@ -12,7 +12,8 @@ A Hopfield network stores :math:`P` patterns :math:`\xi_\mu \in \{-1, +1\}^N` (t
   and asynchronous updates :math:`s_i \leftarrow \mathrm{sgn}(h_i)` with the field :math:`h = s W`. No flip
   raises :math:`E`, so every cue settles in a fixed point. Random patterns lie near fixed points up to
   about :math:`P = 0.14 N`, and most are exactly fixed points below about :math:`N / (2 \ln N)`
-  (:func:`stable_fraction` counts them).
+  (:func:`stable_fraction` counts them). :func:`synchronous_recall` updates every neuron at once instead, from the
+  patterns themselves (the same :math:`P N` numbers as a store of them), and may cycle.
 * :func:`dense_recall` (Krotov and Hopfield 2016): :math:`E(s) = -\sum_\mu F(\xi_\mu \cdot s)` with
   :math:`F(x) = x^p`, and
   :math:`s_i \leftarrow \mathrm{sgn} \sum_\mu [F(\xi_\mu \cdot s^{i+}) - F(\xi_\mu \cdot s^{i-})]`,
@@ -21,6 +22,9 @@ A Hopfield network stores :math:`P` patterns :math:`\xi_\mu \in \{-1, +1\}^N` (t
 * :func:`modern_retrieve` (Ramsauer et al. 2021): continuous states and
   :math:`\xi \leftarrow \mathrm{softmax}(\beta\, \xi X^\top)\, X`, one step of which is softmax attention
   with the patterns :math:`X` as keys and values (:class:`pavlov.stores.SoftmaxStore`).
+
+:func:`pass_flops` counts the operations of one pass of each network over one cue, for comparing them at equal
+storage.
 
 Both binary networks sweep the :math:`N` neurons in a random order, one permutation per sweep drawn from
 ``generator`` and shared by every cue and batch element, and keep :math:`s_i` when its sum is 0. They

@@ -1,4 +1,5 @@
-"""The classical Hopfield network: the critical load, the retrieval overlap, and the flip and stability probabilities.
+"""The classical Hopfield network: the critical load, the retrieval overlap, and the flip and stability probabilities;
+the modern network's mean-field retrieval state and the inverse temperature at which it appears.
 
 Chapter 11 checks them; chapter 12 reads its critical load as bits.
 """
@@ -136,7 +137,7 @@ def modern_critical_beta(n_patterns: int, d: int) -> float:
     r"""The smallest inverse temperature at which the modern Hopfield update has a retrieval fixed point in mean field:
     the :math:`\beta` at which :func:`modern_retrieval_weight` jumps past one half.
 
-    It grows with the number of patterns, about as :math:`\ln n`, and stays well below :math:`2d` while
+    It grows with the number of patterns, about linearly in :math:`\ln n`, and stays well below :math:`2d` while
     :math:`\ln n \ll d`.
 
     >>> round(modern_critical_beta(64, 32), 2), round(modern_critical_beta(1024, 32), 2)
