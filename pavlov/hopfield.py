@@ -12,7 +12,8 @@ A Hopfield network stores :math:`P` patterns :math:`\xi_\mu \in \{-1, +1\}^N` (t
   and asynchronous updates :math:`s_i \leftarrow \mathrm{sgn}(h_i)` with the field :math:`h = s W`. No flip
   raises :math:`E`, so every cue settles in a fixed point. Random patterns lie near fixed points up to
   about :math:`P = 0.14 N`, and most are exactly fixed points below about :math:`N / (2 \ln N)`
-  (:func:`stable_fraction` counts them).
+  (:func:`stable_fraction` counts them). :func:`synchronous_recall` updates every neuron at once instead, from the
+  patterns themselves (the same :math:`P N` numbers as a store of them), and may cycle.
 * :func:`dense_recall` (Krotov and Hopfield 2016): :math:`E(s) = -\sum_\mu F(\xi_\mu \cdot s)` with
   :math:`F(x) = x^p`, and
   :math:`s_i \leftarrow \mathrm{sgn} \sum_\mu [F(\xi_\mu \cdot s^{i+}) - F(\xi_\mu \cdot s^{i-})]`,
@@ -21,6 +22,9 @@ A Hopfield network stores :math:`P` patterns :math:`\xi_\mu \in \{-1, +1\}^N` (t
 * :func:`modern_retrieve` (Ramsauer et al. 2021): continuous states and
   :math:`\xi \leftarrow \mathrm{softmax}(\beta\, \xi X^\top)\, X`, one step of which is softmax attention
   with the patterns :math:`X` as keys and values (:class:`pavlov.stores.SoftmaxStore`).
+
+:func:`pass_flops` counts the operations of one pass of each network over one cue, for comparing them at equal
+storage.
 
 Both binary networks sweep the :math:`N` neurons in a random order, one permutation per sweep drawn from
 ``generator`` and shared by every cue and batch element, and keep :math:`s_i` when its sum is 0. They
@@ -166,6 +170,63 @@ def classical_recall(patterns: torch.Tensor, cues: torch.Tensor, *, max_sweeps: 
 
     states, sweeps, converged = _sweep(state, max_sweeps, generator, flip)
     return RecallResult(states.to(cues.dtype), sweeps, converged)
+
+
+def synchronous_recall(patterns: torch.Tensor, cues: torch.Tensor, *, max_sweeps: int = 100) -> RecallResult:
+    """Recall from ``cues`` ``[..., Q, N]`` in the classical network of ``patterns`` ``[..., P, N]`` (both ±1), updating
+    every neuron at once: :math:`s \\leftarrow \\mathrm{sgn}(s W)`, a neuron with a zero field kept.
+
+    The fields are computed from the patterns, :math:`N h = (s \\Xi^\\top) \\Xi - P s`, so the network keeps the same
+    :math:`P N` numbers as a store of the patterns. Unlike :func:`classical_recall`, synchronous updates need not lower
+    the energy and may end in a cycle of two states; a cue that reaches no fixed point within ``max_sweeps`` updates
+    has ``converged`` False. Returns a :class:`RecallResult` (``sweeps`` counts the updates, the last, unchanging
+    one included).
+
+    >>> pattern = torch.tensor([[1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0]])
+    >>> result = synchronous_recall(pattern, pattern * torch.tensor([-1.0, -1.0, 1, 1, 1, 1, 1, 1]))
+    >>> torch.equal(result.states, pattern), result.sweeps.tolist(), result.converged.tolist()
+    (True, [2], [True])
+    """
+    xi, state = _start(patterns, cues, max_sweeps, None)
+    settled = torch.zeros(state.shape[:-1], dtype=torch.bool, device=state.device)
+    sweeps = torch.zeros(state.shape[:-1], dtype=torch.long, device=state.device)
+    for _ in range(max_sweeps):
+        fields = (state @ xi.transpose(-1, -2)) @ xi - xi.shape[-2] * state
+        following = torch.where(fields == 0, state, fields.sign())
+        following = torch.where(settled.unsqueeze(-1), state, following)
+        sweeps += ~settled
+        settled |= (following == state).all(-1)
+        state = following
+        if bool(settled.all()):
+            break
+    return RecallResult(state.to(cues.dtype), sweeps, settled)
+
+
+PASS_FLOPS = {"synchronous": 4, "asynchronous": 4, "dense": 9, "modern": 4}
+"""The floating-point operations of one pass of each network over one cue, in units of :math:`P N` (see
+:func:`pass_flops`)."""
+
+
+def pass_flops(network: str, n_patterns: int, n_neurons: int) -> float:
+    """The floating-point operations of one pass of ``network`` over one cue, with ``n_patterns`` patterns of
+    ``n_neurons`` entries kept as they are (:math:`P N` numbers in every network).
+
+    * ``"synchronous"``: the overlaps :math:`s \\Xi^\\top` (:math:`2PN`) and the fields from them (:math:`2PN`).
+    * ``"asynchronous"``: a sweep of :math:`N` neurons, each reading its field from the :math:`P` overlaps
+      (:math:`2P`) and, counted as if it flipped, updating them (:math:`2P`): :math:`4PN` at most.
+    * ``"dense"`` (degree 3): each neuron forms :math:`\\sum_\\mu 2 \\xi_{\\mu i} (3 r_\\mu^2 + 1)` from the overlaps
+      without it (:math:`7P`) and updates them (:math:`2P`): :math:`9PN`.
+    * ``"modern"``: one softmax attention step, the scores (:math:`2PN`), their softmax (:math:`3P`) and the read
+      (:math:`2PN`).
+
+    >>> pass_flops("modern", 64, 100), pass_flops("asynchronous", 64, 100)
+    (25792.0, 25600.0)
+    """
+    if network not in PASS_FLOPS:
+        raise ValueError(f"network must be one of {sorted(PASS_FLOPS)}, got {network!r}")
+    n_patterns = _validate.positive_int("n_patterns", n_patterns)
+    n_neurons = _validate.positive_int("n_neurons", n_neurons)
+    return float(PASS_FLOPS[network] * n_patterns * n_neurons + (3 * n_patterns if network == "modern" else 0))
 
 
 def aligned_fields(patterns: torch.Tensor) -> torch.Tensor:

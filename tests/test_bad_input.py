@@ -672,6 +672,10 @@ for fn in (theory.rescorla_wagner_index, theory.least_squares_index):
     spec(fn, lambda: {"name": "blocking", "n": 5}, ints=("n",), options=("name",))
 CASES += each(theory.rescorla_wagner_index, "beta", ((0.0, "zero"), (0.5, "half"), (NAN, "nan"), ("0.2", "str")))
 CASES += each(theory.least_squares_index, "ridge", ((0.0, "zero"), (-1.0, "negative"), (INF, "inf")))
+spec(theory.modern_retrieval_weight, lambda: {"n_patterns": 64, "d": 32, "beta": 8.0}, ints=("n_patterns", "d"),
+     positive=("beta",))
+CASES += each(theory.modern_retrieval_weight, "n_patterns", ((1, "one"),))
+spec(theory.modern_critical_beta, lambda: {"n_patterns": 64, "d": 32}, ints=("n_patterns", "d"))
 for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change):
     spec(fn, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "overlap": 0.3, "beta": 0.5, "steps": 2},
          ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
@@ -910,6 +914,12 @@ for fn, extra in ((hopfield.classical_recall, {}), (hopfield.dense_recall, {"deg
     CASES.append(bad(fn, {"patterns": spins(2, 3, 8).to("meta"), "cues": spins(2, 4, 8).to("meta")}, "generator",
                      "other-device"))
 CASES += each(hopfield.dense_recall, "degree", ((1, "one"), (True, "bool"), (MISSING, "missing"), (400, "overflow")))
+spec(hopfield.synchronous_recall, lambda: {"patterns": spins(2, 3, 8), "cues": spins(2, 4, 8)}, tensors=SPIN_DIMS,
+     ints=("max_sweeps",))
+CASES += each(hopfield.synchronous_recall, "patterns", NOT_SPINS) + each(hopfield.synchronous_recall, "cues", NOT_SPINS[:2])
+CASES += each(hopfield.synchronous_recall, "cues", ((spins(2, 4, 7), "N-mismatch"), (spins(3, 4, 8), "batch-mismatch")))
+spec(hopfield.pass_flops, lambda: {"network": "modern", "n_patterns": 3, "n_neurons": 8}, ints=("n_patterns", "n_neurons"))
+CASES += each(hopfield.pass_flops, "network", (("classical", "unknown"), (MISSING, "missing")))
 spec(hopfield.random_patterns, lambda: {"shape": (2, 3, 8), **F64})
 CASES += each(hopfield.random_patterns, "shape", (((8,), "one-size"), ((0, 3), "zero"), ((2.0, 3), "float"),
                                                   (("2", 3), "str")))

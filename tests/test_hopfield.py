@@ -16,7 +16,7 @@ from conftest import DEVICE, EXACT, FLOAT_DTYPES, PROPERTY, batch_shapes, randn,
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pavlov import generator, hopfield, stores
+from pavlov import generator, hopfield, stores, theory
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -263,3 +263,51 @@ def test_random_patterns_and_flipped_cues():
     assert abs(overlap - 0.8) < 5 * 0.6 / math.sqrt(patterns.numel())
     assert torch.equal(hopfield.flip_bits(patterns, 0.0, generator=gen), patterns)
     assert torch.equal(hopfield.flip_bits(patterns, 1.0, generator=gen), -patterns)
+
+
+# --- synchronous updates, the cost of a pass, the modern network's mean field ----------------------------------
+
+def test_synchronous_recall_recalls_one_pattern_and_stops_at_fixed_points():
+    pattern = spins(20, 1, 100)
+    result = hopfield.synchronous_recall(pattern, flipped(pattern, 20, seed=21))
+    assert torch.equal(result.states, pattern) and result.sweeps.tolist() == [2] and result.converged.all()
+    patterns = spins(22, 3, 20, 100)                                      # load 0.2
+    settled = hopfield.synchronous_recall(patterns, flipped(patterns, 10, seed=23))
+    fixed = settled.states[settled.converged]
+    assert settled.converged.any()
+    assert is_fixed_point(patterns.unsqueeze(-3).expand(3, 20, 20, 100)[settled.converged], fixed.unsqueeze(-2)).all()
+
+
+@given(p=st.integers(1, 6), n=st.integers(4, 24), seed=seeds)
+@PROPERTY
+def test_synchronous_and_asynchronous_recall_share_their_fixed_points(p, n, seed):
+    patterns = spins(seed, 2, p, n)
+    fixed = hopfield.classical_recall(patterns, spins(seed + 1, 2, 3, n), generator=seeded(seed)).states
+    result = hopfield.synchronous_recall(patterns, fixed)
+    assert torch.equal(result.states, fixed) and (result.sweeps == 1).all()
+
+
+def test_pass_flops_count_the_products():
+    assert hopfield.pass_flops("synchronous", 10, 100) == 4 * 10 * 100
+    assert hopfield.pass_flops("dense", 10, 100) == 9 * 10 * 100
+    assert hopfield.pass_flops("modern", 10, 100) == 4 * 10 * 100 + 30
+
+
+def test_modern_mean_field_weight_is_a_fixed_point_and_jumps_at_the_threshold():
+    for n, d, beta in ((64, 32, 4.0), (64, 32, 12.0), (1024, 32, 20.0), (60, 200, 14.0)):
+        m = theory.modern_retrieval_weight(n, d, beta)
+        assert math.isclose(m, 1 / (1 + (n - 1) * math.exp(beta**2 * m**2 / (2 * d) - beta * m)), rel_tol=1e-9)
+    critical = [theory.modern_critical_beta(n, 32) for n in (16, 64, 256, 1024)]
+    assert critical == sorted(critical) and critical[-1] < 64
+    beta = critical[1]
+    assert theory.modern_retrieval_weight(64, 32, 0.99 * beta) < 0.1 < 0.5 < theory.modern_retrieval_weight(64, 32, 1.01 * beta)
+
+
+def test_modern_network_collapses_below_the_threshold_and_retrieves_above():
+    patterns, _ = stores.random_memories(8, 64, 32, seed=0, dtype=torch.float64)
+    beta = theory.modern_critical_beta(64, 32)
+    targets = torch.arange(64)
+    for factor, expected in ((0.7, False), (1.5, True)):
+        state = hopfield.modern_retrieve(patterns, patterns, beta=factor * beta, steps=100)
+        kept = ((state @ patterns.transpose(-1, -2)).argmax(-1) == targets).double().mean().item()
+        assert (kept > 0.9) if expected else (kept < 0.1)

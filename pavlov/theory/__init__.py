@@ -38,7 +38,8 @@ from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_
                       HEBBIAN_ERASURE_RULES)
 from .phenomena import rescorla_wagner_index, least_squares_index, PHENOMENON_NAMES
 from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
-from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
+from .hopfield import (hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD,
+                      modern_critical_beta, modern_retrieval_weight)
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT)
 
@@ -52,9 +53,10 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_erasure", "hebbian_read_bits", "hopfield_bit_flip",
            "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance",
            "key_overlap_moments", "least_squares_index", "linear_isr_bound", "log_sphere_overlap_mgf",
-           "logn_scaled_beta", "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr", "norm_rescaling_change",
-           "normalised_strength", "oja_fixed_point", "oja_repeated_pair", "optimal_decay", "optimal_load",
-           "recall_accuracy", "rescorla_wagner_index", "retrieval_bits", "rounding_scale", "softmax_beta_for_isr",
-           "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment", "sphere_overlap_moments",
-           "stacked_error", "stacked_error_bound", "stored_numbers", "stream_signal", "target_wins_probability",
-           "welch_bound", "worst_case_capacity", "yarn_scaled_beta"]
+           "logn_scaled_beta", "modern_critical_beta", "modern_retrieval_weight", "nearest_key_accuracy",
+           "noisy_cue_gain", "noisy_cue_isr", "norm_rescaling_change", "normalised_strength", "oja_fixed_point",
+           "oja_repeated_pair", "optimal_decay", "optimal_load", "recall_accuracy", "rescorla_wagner_index",
+           "retrieval_bits", "rounding_scale", "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound",
+           "sphere_overlap_moment", "sphere_overlap_moments", "stacked_error", "stacked_error_bound",
+           "stored_numbers", "stream_signal", "target_wins_probability", "welch_bound", "worst_case_capacity",
+           "yarn_scaled_beta"]

@@ -1,4 +1,5 @@
-"""The classical Hopfield network: the critical load, the retrieval overlap, and the flip and stability probabilities.
+"""The classical Hopfield network: the critical load, the retrieval overlap, and the flip and stability probabilities;
+the modern network's mean-field retrieval state and the inverse temperature at which it appears.
 
 Chapter 11 checks them; chapter 12 reads its critical load as bits.
 """
@@ -92,3 +93,64 @@ def hopfield_stable_fraction(n_neurons: int, n_patterns: int) -> float:
     """
     p_flip = hopfield_bit_flip(n_neurons, n_patterns)
     return math.exp(n_neurons * math.log1p(-p_flip)) if p_flip < 1 else 0.0
+
+
+def _modern_field(t: torch.Tensor, n_patterns: int, d: int, beta: float) -> torch.Tensor:
+    """:math:`\\log((1 - m)/m) - \\log(n - 1) + \\beta m - \\beta^2 m^2/(2d)` at :math:`m = \\sigma(t)`: zero at a fixed point."""
+    m = torch.sigmoid(t)
+    return -t - math.log(n_patterns - 1) + beta * m - beta**2 * m**2 / (2 * d)
+
+
+def modern_retrieval_weight(n_patterns: int, d: int, beta: float) -> float:
+    r"""The weight :math:`m` a fixed point of the modern Hopfield update puts on its own pattern, in mean field: the
+    largest root of
+
+    .. math::
+
+        m = \frac{1}{1 + (n - 1)\, e^{\beta^2 m^2/(2d) - \beta m}} .
+
+    A state :math:`\xi \approx m x_j` scores its pattern :math:`\beta m` and each of the :math:`n - 1` others
+    :math:`\beta m\, x_i \cdot x_j`, about normal with variance :math:`\beta^2 m^2/d` for patterns uniform on the unit
+    sphere of dimension :math:`d`; replacing their exponentials by their mean :math:`e^{\beta^2 m^2/(2d)}` gives the
+    softmax weight on :math:`x_j`. Below :func:`modern_critical_beta` the only root is near :math:`1/n`, the state near
+    the patterns' mean; above it a root near 1 appears, a retrieval state. The mean replaces the largest crosstalk
+    terms by their average, which overstates the crosstalk once :math:`\beta` nears :math:`2d`.
+
+    >>> round(modern_retrieval_weight(64, 32, 4.0), 3), round(modern_retrieval_weight(64, 32, 16.0), 3)
+    (0.017, 1.0)
+    """
+    n_patterns = _validate.positive_int("n_patterns", n_patterns)
+    if n_patterns < 2:
+        raise ValueError(f"n_patterns must be at least 2, got {n_patterns}")
+    d = _validate.positive_int("d", d)
+    beta = _validate.finite_float("beta", beta, positive=True)
+    t = torch.linspace(-40.0, 40.0 + beta, 8001, dtype=torch.float64)      # the field is negative beyond t = beta
+    i = int(torch.nonzero(_modern_field(t, n_patterns, d, beta) >= 0)[-1])      # the last sign change
+    low, high = t[i].item(), t[i + 1].item()
+    for _ in range(60):
+        middle = torch.tensor((low + high) / 2, dtype=torch.float64)
+        low, high = (middle.item(), high) if _modern_field(middle, n_patterns, d, beta) >= 0 else (low, middle.item())
+    return 1 / (1 + math.exp(-(low + high) / 2))
+
+
+def modern_critical_beta(n_patterns: int, d: int) -> float:
+    r"""The smallest inverse temperature at which the modern Hopfield update has a retrieval fixed point in mean field:
+    the :math:`\beta` at which :func:`modern_retrieval_weight` jumps past one half.
+
+    It grows with the number of patterns, about linearly in :math:`\ln n`, and stays well below :math:`2d` while
+    :math:`\ln n \ll d`.
+
+    >>> round(modern_critical_beta(64, 32), 2), round(modern_critical_beta(1024, 32), 2)
+    (7.64, 12.15)
+    """
+    n_patterns = _validate.positive_int("n_patterns", n_patterns)
+    d = _validate.positive_int("d", d)
+    low, high = 1e-6, 2.0 * d
+    if modern_retrieval_weight(n_patterns, d, high) <= 0.5:
+        raise ValueError(f"no retrieval state below beta = 2d for n_patterns = {n_patterns}, d = {d}")
+    if modern_retrieval_weight(n_patterns, d, low) > 0.5:
+        return 0.0
+    for _ in range(50):
+        middle = (low + high) / 2
+        low, high = (low, middle) if modern_retrieval_weight(n_patterns, d, middle) > 0.5 else (middle, high)
+    return (low + high) / 2
