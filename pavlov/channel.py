@@ -23,6 +23,10 @@ or rule returns row :math:`j` of :math:`W` when read with :math:`k_j` (:func:`re
 values are codewords of a random Gaussian codebook, the reads are decoded against it, and the decoder's own
 posterior gives a lower bound on the information (Barber and Agakov's), which approaches the exact
 information as the codebook grows.
+
+A noiseless read of real numbers carries infinitely many bits. The bits are finite only because a read has noise:
+the crosstalk of the other memories, or, with ``number_bits`` in :func:`measure_bits`, the rounding of every stored
+number to :math:`b` bits (:func:`quantised_isr`), which caps what a store can hold at :math:`b` bits per number.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate, rules, stores
+from . import _validate, rules, stores, theory
 from .runtime import generator, resolve, seed_or_fresh
 from .stats import mean_and_se
 from .stimuli import KINDS, random_stimuli
@@ -41,6 +45,9 @@ RULES = ("decay", "delta")
 """The write rules :func:`read_weights` takes besides the stores (the Hebbian rule is the Hebbian store)."""
 
 MEMORIES = (*stores.STORES, *RULES)
+
+PAIR_MEMORIES = ("relu", "relu2", "polynomial", "softmax")
+"""The stores that keep every key and value (an MLP's hidden units, attention's cache); the others keep a matrix."""
 
 
 def _sizes(d_key, n_memories, trials, d_value) -> tuple[int, int, int, int]:
@@ -105,6 +112,47 @@ def read_bits(isr: torch.Tensor, d_value: int) -> torch.Tensor:
     return d_value / 2 * torch.log1p(1 / isr) / math.log(2)
 
 
+def _matrix_power(memory: str, keys: torch.Tensor, **params) -> torch.Tensor:
+    r"""The mean square ``[...]`` of a matrix memory's :math:`d_k d_v` stored numbers, per unit variance of the values.
+
+    A matrix memory keeps :math:`S = M V` with :math:`M` ``[d_k, n]`` set by the keys (the keys' transpose for the
+    Hebbian store, :math:`K^+` for least squares, a rule's state written with the standard basis as values), so an
+    entry of :math:`S` has variance :math:`\sigma^2 \sum_i M_{ai}^2`, whose mean over the rows :math:`a` is this.
+    """
+    if memory in RULES:
+        n = keys.shape[-2]
+        basis = torch.eye(n, device=keys.device, dtype=keys.dtype).expand(*keys.shape[:-2], n, n)
+        state = rules.RULES[memory](keys, keys, basis, **params)[1]                       # (..., d_k, n)
+    else:
+        state = stores.build(memory, keys, torch.zeros_like(keys[..., :1]), **params).duals   # (..., n, d_k)
+    return state.pow(2).sum((-2, -1)) / keys.shape[-1]
+
+
+def quantised_isr(memory: str, keys: torch.Tensor, weights: torch.Tensor, number_bits: int, **params) -> torch.Tensor:
+    r"""Each read's ISR ``[..., n]`` when every stored number is rounded to ``number_bits`` = :math:`b` bits.
+
+    A number of root-mean-square :math:`s` is rounded to :math:`2^b` levels over :math:`\pm 4 s`
+    (:data:`pavlov.theory.QUANTISER_RANGE`, clipping beyond neglected), with a subtractive dither, so that its error is independent of
+    it and uniform, of variance :math:`\Delta^2/12 = q s^2`, :math:`q = 16 / (3 \cdot 4^b)`. A store that keeps its
+    pairs rounds its values (its keys, rounded alike, only move the weights, which the reader computes from what is
+    kept): the read gains noise :math:`q \sigma^2 \sum_i W_{ji}^2`, so :math:`\mathrm{ISR}_j \to \mathrm{ISR}_j + q
+    (1 + \mathrm{ISR}_j)`. A matrix memory rounds its :math:`d_k d_v` entries (:func:`_matrix_power` gives their
+    mean square :math:`s^2/\sigma^2`): a unit key reads :math:`q s^2` of noise, so :math:`\mathrm{ISR}_j \to
+    \mathrm{ISR}_j + q s^2 / (\sigma^2 W_{jj}^2)`. The error is uncorrelated with the value, so the bits of
+    :func:`read_bits` at this ISR are a lower bound on the information (the argument of
+    :func:`pavlov.theory.retrieval_bits`); :math:`b` bits a number is the ceiling.
+    """
+    number_bits = _validate.positive_int("number_bits", number_bits)
+    _validate.option("memory", memory, MEMORIES)
+    step = theory.quantisation_noise(number_bits)                                 # q = Delta^2 / (12 s^2)
+    signal = torch.diagonal(weights, dim1=-2, dim2=-1).pow(2)
+    if memory in PAIR_MEMORIES:
+        noise = step * weights.pow(2).sum(-1)                                    # q sum_i W_ji^2, (..., n)
+    else:
+        noise = step * _matrix_power(memory, keys, **params).unsqueeze(-1) * keys.pow(2).sum(-1)
+    return read_isr(weights) + noise / signal
+
+
 class BitsMeasurement(NamedTuple):
     """The result of :func:`measure_bits`.
 
@@ -123,7 +171,8 @@ class BitsMeasurement(NamedTuple):
 
 
 def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_value: int | None = None,
-                 keys: str = "sphere", seed: int | None = None, device=None, dtype=None, **params) -> BitsMeasurement:
+                 keys: str = "sphere", number_bits: int | None = None, seed: int | None = None, device=None,
+                 dtype=None, **params) -> BitsMeasurement:
     r"""The information one read of a memory carries about its value, in bits, for Gaussian values.
 
     Each trial draws ``n_memories`` keys from the ensemble ``keys`` (:func:`pavlov.stimuli.random_stimuli`),
@@ -136,6 +185,8 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     ``bits_se`` are ``math.inf``): a ReLU store read by a key whose overlaps with all the others are negative,
     with probability :math:`2^{-(n-1)}` on the sphere. Least squares below its capacity has no crosstalk
     either, but in floating point its ISR is rounding error, and the bits it reports measure the precision.
+    With ``number_bits`` = :math:`b` every stored number is rounded to :math:`b` bits (:func:`quantised_isr`): every
+    read is then noisy, the bits are finite for every memory, and they are a lower bound on the information.
 
     >>> m = measure_bits("hebbian", 32, 33, trials=50, seed=0, device="cpu", dtype=torch.float64)
     >>> round(m.bits / 16, 1)             # about log2(1 + 1/ISR), ISR = 32/32
@@ -149,8 +200,15 @@ def measure_bits(memory: str, d_key: int, n_memories: int, *, trials: int, d_val
     key_set = random_stimuli(trials, n_memories, d_key, kind=keys, generator=generator(seed, device),
                              device=device, dtype=dtype)
     # the weights [chunk, n, n] of a chunk of trials at a time: memory that does not grow with the trials
-    isr = torch.cat([read_isr(read_weights(memory, block, **params))
-                     for block in key_set.split(stores.trial_blocks(trials, n_memories**2))])   # (trials, n)
+    if number_bits is not None:
+        number_bits = _validate.positive_int("number_bits", number_bits)
+
+    def block_isr(block):
+        weights = read_weights(memory, block, **params)
+        return read_isr(weights) if number_bits is None else quantised_isr(memory, block, weights, number_bits,
+                                                                            **params)
+
+    isr = torch.cat([block_isr(block) for block in key_set.split(stores.trial_blocks(trials, n_memories**2))])
     per_trial = read_bits(isr, d_value).mean(-1)
     # a read without crosstalk (a ReLU store whose other overlaps are all negative) carries infinite information
     bits, bits_se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (math.inf, math.inf)

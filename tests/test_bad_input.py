@@ -870,7 +870,15 @@ spec(channel.read_bits, lambda: {"isr": t(2, 4).abs(), "d_value": 3}, ints=("d_v
 CASES += each(channel.read_bits, "isr", (([1.0], "list"), (torch.ones(2, dtype=torch.int64), "int64"),
                                          (-t(2, 4).abs(), "negative"), (with_value(t(2, 4).abs(), NAN), "nan")))
 spec(channel.measure_bits, lambda: {"memory": "hebbian", "d_key": 4, "n_memories": 3, "trials": 2, "seed": 0, **F64},
-     ints=("d_key", "n_memories", "trials", "d_value"), options=("memory", "keys"))
+     ints=("d_key", "n_memories", "trials", "d_value", "number_bits"), options=("memory", "keys"))
+spec(channel.quantised_isr, lambda: {"memory": "hebbian", "keys": t(2, 5, 3).abs() + 0.1,
+                                     "weights": t(2, 5, 5).abs() + 0.1, "number_bits": 4},
+     ints=("number_bits",), options=("memory",))
+spec(theory.hebbian_bits_slope, lambda: {"d_key": 4}, ints=("d_key",))
+spec(theory.quantisation_noise, lambda: {"number_bits": 4}, ints=("number_bits",))
+spec(theory.quantised_pair_bits, lambda: {"number_bits": 4, "d_key": 4, "d_value": 2},
+     ints=("number_bits", "d_key", "d_value"))
+spec(theory.hopfield_one_step_bits, lambda: {"alpha": 0.1}, positive=("alpha",))
 CASES += (each(channel.measure_bits, "trials", ((1, "one-trial"),))
           + each(channel.measure_bits, "n_memories", ((1, "one"),))
           + each(channel.measure_bits, "seed", ((-1, "negative"),)))

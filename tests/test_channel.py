@@ -130,3 +130,31 @@ def test_codebook_chunks_give_the_same_answer():
     finally:
         stores.CHUNK_ELEMENTS = original
     assert abs(chunked.bits - whole.bits) <= 5 * math.hypot(chunked.bits_se, whole.bits_se)
+
+
+def test_hebbian_slope_in_one_over_n():
+    # d = 3: the exact bits per number pass the limit at high load by c/n, c = d(4 - d)/(2(d + 2)) = 0.3
+    n, d = 64, 3
+    m = channel.measure_bits("hebbian", d, n, trials=3000, seed=5, **F64)
+    excess = (m.bits * n / d**2 / theory.HEBBIAN_BITS_LIMIT - 1) * n
+    se = m.bits_se * n / d**2 / theory.HEBBIAN_BITS_LIMIT * n
+    assert abs(excess - theory.hebbian_bits_slope(d)) <= 5 * se + 0.1
+
+
+@pytest.mark.parametrize(("memory", "params"), MEMORIES, ids=[m for m, _ in MEMORIES])
+def test_quantised_reads_are_noisier_and_finite(memory, params):
+    keys = unit_keys(4, 6, 8)
+    weights = channel.read_weights(memory, keys, **params)
+    rounded = channel.quantised_isr(memory, keys, weights, 4, **params)
+    assert bool((rounded > channel.read_isr(weights)).all()) and bool(torch.isfinite(rounded).all())
+
+
+def test_quantised_sharp_softmax_reaches_the_ceiling():
+    m = channel.measure_bits("softmax", 16, 8, trials=20, number_bits=4, seed=2, beta=200.0, **F64)
+    assert m.bits * 8 / theory.stored_numbers("softmax", 16, 8) == pytest.approx(theory.quantised_pair_bits(4, 16),
+                                                                                 rel=1e-6)
+    # a Hebbian matrix rounded to b bits: one entry's rounding noise per unit key, q times the mean square of S
+    keys = unit_keys(1, 5, 4)
+    weights = channel.read_weights("hebbian", keys)
+    expected = channel.read_isr(weights) + theory.quantisation_noise(3) * 5 / 4 / torch.diagonal(weights, 0, -2, -1) ** 2
+    torch.testing.assert_close(channel.quantised_isr("hebbian", keys, weights, 3), expected)

@@ -266,3 +266,84 @@ def binary_channel_bits(flip: float) -> float:
     """
     p = _validate.probability("flip", flip)
     return 1.0 + sum(q * math.log2(q) for q in (p, 1 - p) if q > 0)
+
+
+def hebbian_bits_slope(d_key: int) -> float:
+    r"""The coefficient :math:`c` of :math:`1/n` in the Hebbian store's exact bits per number over its limit,
+    :math:`1 + c/n + O(1/n^2)`: :math:`c = d_k (4 - d_k) / (2 (d_k + 2))`.
+
+    The exact information of a read (:mod:`pavlov.channel`) is :math:`(d_v/2)\, \mathbb E \log_2(1 + 1/X)`,
+    :math:`X = \sum_{i \ne j} t_i^2` a sum of :math:`n - 1` independent squared overlaps on the sphere, of mean
+    :math:`\mu = (n - 1)/d` and relative variance :math:`v = \mathrm{Var}\, X / \mu^2 = 2 (d - 1) / ((d + 2)(n - 1))`.
+    Expanding :math:`\ln(1 + 1/X) = 1/X - 1/(2 X^2) + O(X^{-3})` and :math:`\mathbb E\, 1/X = (1 + v + O(n^{-2}))/\mu`
+    (the third and higher cumulants of :math:`X/\mu` are :math:`O(n^{-2})`), the :math:`n` reads over :math:`d\, d_v`
+    numbers carry
+
+    .. math::
+
+        \frac{n}{2 d \ln 2} \Big( \frac{d (1 + v)}{n - 1} - \frac{d^2}{2 (n - 1)^2} \Big) + O(n^{-2})
+        = \frac{1}{2 \ln 2} \Big( 1 + \frac{1}{n} \Big( 1 + \frac{2 (d - 1)}{d + 2} - \frac{d}{2} \Big) \Big) + O(n^{-2}),
+
+    and the bracket is :math:`d (4 - d) / (2 (d + 2))`. It is positive below :math:`d_k = 4`, where the store passes
+    :data:`HEBBIAN_BITS_LIMIT` at high load and approaches it from above; zero at :math:`d_k = 4`, where the next order
+    decides; negative from :math:`d_k = 5` on. The Jensen bound has :math:`1 - d/2` instead: the spread of the ISR
+    (:math:`v`) adds :math:`2 (d - 1)/(d + 2)`.
+
+    >>> hebbian_bits_slope(3), hebbian_bits_slope(4), round(hebbian_bits_slope(32), 4)
+    (0.3, 0.0, -13.1765)
+    """
+    d = _validate.positive_int("d_key", d_key)
+    return d * (4 - d) / (2 * (d + 2))
+
+
+QUANTISER_RANGE = 4.0
+"""A stored number rounded to :math:`b` bits spans this many root-mean-squares either side of 0, in :math:`2^b` steps."""
+
+
+def quantisation_noise(number_bits: int) -> float:
+    r"""The variance :math:`q = \Delta^2 / (12 s^2)` of rounding a number of root-mean-square :math:`s` to ``number_bits`` bits.
+
+    :math:`2^b` levels over :math:`\pm R s` (:data:`QUANTISER_RANGE` :math:`R = 4`, clipping beyond neglected) have step
+    :math:`\Delta = 2 R s / 2^b`; with a subtractive dither the error is uniform on a step and independent of the
+    number, of variance :math:`\Delta^2/12`, so :math:`q = R^2 / (3 \cdot 4^b)`.
+
+    >>> round(quantisation_noise(4), 6)       # 16 / 768
+    0.020833
+    """
+    b = _validate.positive_int("number_bits", number_bits)
+    return QUANTISER_RANGE**2 / (3 * 4**b)
+
+
+def quantised_pair_bits(number_bits: int, d_key: int, *, d_value: int | None = None) -> float:
+    r"""The most a store that keeps its pairs gives up per number, its values rounded to ``number_bits`` bits, by the bound.
+
+    A read without crosstalk (a sharp softmax, :math:`\beta \to \infty`, whose own key wins) still carries the
+    rounding noise of its value, :math:`q \sigma^2` per entry (:func:`quantisation_noise`), so it carries
+    :math:`(d_v/2) \log_2(1 + 1/q)` bits, and over the :math:`d_k + d_v` numbers of its pair,
+    :math:`\frac{d_v}{2 (d_k + d_v)} \log_2(1 + 1/q)`, about :math:`(b - 1.2)/2` when :math:`d_v = d_k`.
+
+    >>> round(quantised_pair_bits(4, 32), 3)
+    1.404
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    d_value = _value_dimension(d_key, d_value)
+    return _channel_bits(d_value, quantisation_noise(number_bits)) / (d_key + d_value)
+
+
+def hopfield_one_step_bits(alpha: float) -> float:
+    r"""Bits per synapse of one sign read of the Hopfield matrix at load :math:`\alpha = P/N`, each bit counted alone.
+
+    Read pattern :math:`\xi^\mu` through :math:`J = \frac1N \sum_\nu \xi^\nu \xi^{\nu \top}`: each neuron's field is
+    :math:`\xi_i^\mu` plus crosstalk of variance about :math:`\alpha`, so one update flips a bit with probability
+    :math:`p = \Phi(-1/\sqrt\alpha)`, a binary symmetric channel of :math:`1 - h_2(p)` bits (:func:`binary_channel_bits`).
+    :math:`P N` such bits over :math:`N^2` synapses give :math:`\alpha\, (1 - h_2(\Phi(-1/\sqrt\alpha)))`, which rises with
+    :math:`\alpha` towards :math:`1/(\pi \ln 2) \approx 0.459` (the small-signal limit of chapter 12's exercise on signs).
+
+    >>> round(hopfield_one_step_bits(0.138), 3), round(hopfield_one_step_bits(1e6), 3)
+    (0.133, 0.459)
+    """
+    alpha = _validate.finite_float("alpha", alpha)
+    if alpha <= 0:
+        raise ValueError(f"alpha must be positive, got {alpha}")
+    flip = 0.5 * math.erfc(1 / math.sqrt(2 * alpha))
+    return alpha * binary_channel_bits(flip)
