@@ -27,6 +27,11 @@ OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 2, 2)))
 
+ENSEMBLE_COLORS = {"sphere": OKABE_ITO[0], "gaussian": OKABE_ITO[3], "gaussian_overlap": OKABE_ITO[2]}
+"""One colour per key ensemble (``pavlov.theory.KEY_ENSEMBLES``), and for the Gaussian approximation of the overlaps,
+the same in every figure that compares them: keys on the sphere blue, Gaussian keys reddish purple, the
+approximation green."""
+
 # a theory is a line, never a chain of markers over the measurement (the cycle would give it markers)
 THEORY = {"color": "black", "linestyle": "--", "linewidth": 1.2, "marker": "none"}
 MEASURED = {"markersize": 4, "capsize": 2, "linestyle": "none"}
