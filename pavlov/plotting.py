@@ -218,10 +218,15 @@ def phone_svg(figure) -> str | None:
 
     ``None`` for a figure already that narrow, a hand-placed diagram, or a layout :func:`stacked` cannot redo.
     """
+    return _phone_svg(figure)[0]
+
+
+def _phone_svg(figure, width: float = PHONE_INCHES) -> tuple[str | None, float]:
+    """:func:`phone_svg`, its first try stacked ``width`` inches wide; also returns the width it was drawn at (an
+    explorer's next frame starts there, so that frames alike are drawn once each)."""
     if figure.get_size_inches()[0] <= PHONE_INCHES * 1.1 or _hand_placed(figure):
-        return None
+        return None, width
     try:
-        width = PHONE_INCHES
         for _ in range(2):                     # once more, narrower, when labels or a colour bar stick out
             restore = stacked(figure, width)
             try:
@@ -233,8 +238,8 @@ def phone_svg(figure) -> str | None:
                 break
             width *= PHONE_INCHES / shown
     except (ValueError, AttributeError, IndexError):     # a layout stacked() cannot redo
-        return None
-    return narrow
+        return None, PHONE_INCHES
+    return narrow, width
 
 
 def _img(svg: str, kind: str) -> str:
@@ -417,11 +422,13 @@ def static_explorer(draw, controls: dict, grid: dict | None = None) -> dict[str,
     parts.append("</div>")
     initial = ",".join(str(axes[name].index(control.value)) for name, control in controls.items())
     frames: dict[str, tuple[str | None, list[str]]] = {}   # one image per distinct frame, with its settings
+    width = PHONE_INCHES
     for index in itertools.product(*(range(len(values)) for values in axes.values())):
         figure = draw(**{name: axes[name][i] for name, i in zip(axes, index)})
         wide = _svg(figure, close=False)
         if wide not in frames:                  # and its phone version (phone_svg), where it has one
-            frames[wide] = (phone_svg(figure), [])
+            narrow, width = _phone_svg(figure, width)
+            frames[wide] = (narrow, [])
         plt.close(figure)
         frames[wide][1].append(",".join(map(str, index)))
     for wide, (narrow, keys) in frames.items():
