@@ -261,7 +261,9 @@ def _ledger_table(table: ClaimTable) -> nodes.table:
     """The ledger for a builder without HTML (the PDF): a plain table, each claim a target its links reach."""
     widths = {"status": 6, "claim": 10, "statement": 30, "measured": 7, "predicted": 7, "required": 12,
               "rules out": 16, "source": 12}
-    node, body = _table(["claims-table", "longtable"], {c: widths[c] for c in table.columns})
+    # a close claim's value is its prediction, an at_most or at_least claim's its bound (the cell says "bound")
+    titles = {"predicted": "predicted or bound"}
+    node, body = _table(["claims-table", "longtable"], {titles.get(c, c): widths[c] for c in table.columns})
     for r in table.rows:
         status, claim_id, *rest = table.cells(r)
         first = nodes.paragraph()

@@ -312,14 +312,19 @@ class ClaimTable:
         rules_out = f"{alternative[0]}: it would give {alternative[1]:.3g}, {how_far}" if alternative else ""
         if r.get("derived_from"):
             status += " (derived from " + ", ".join(r["derived_from"]) + ")"
-        return (status, r["id"], r["statement"], f"{r['measured']:.4g}", f"{r['predicted']:.4g}", required, rules_out,
+        predicted = f"{r['predicted']:.4g}" if r["relation"] == "close" else f"bound {r['predicted']:.4g}"
+        return (status, r["id"], r["statement"], f"{r['measured']:.4g}", predicted, required, rules_out,
                 numbered(r["source"]))
 
     def _shown_cells(self, r: dict) -> tuple[str, ...]:
         """The HTML row: status, the statement (opening on the other columns), measured, required; escaped."""
         cell = dict(zip(self.columns, (html.escape(v) for v in self.cells(r))))
-        more = "".join(f"<dt>{c}</dt><dd>{cell[c]}</dd>" for c in ("claim", "predicted", "rules out", "source")
-                       if cell[c])
+        # a close claim's value is a prediction; an at_most or at_least claim's is a bound, and is labelled so
+        label = {"predicted": {"close": "predicted", "at_most": "bound (at most)",
+                               "at_least": "bound (at least)"}[r["relation"]]}
+        cell["predicted"] = cell["predicted"].removeprefix("bound ")
+        more = "".join(f"<dt>{label.get(c, c)}</dt><dd>{cell[c]}</dd>" for c in ("claim", "predicted", "rules out",
+                                                                                  "source") if cell[c])
         claim = (f'<details class="claim-more"><summary>{cell["statement"]}</summary>'
                  f'<dl class="claim-more">{more}</dl></details>')
         return cell["status"], claim, cell["measured"], cell["required"]
@@ -332,8 +337,8 @@ class ClaimTable:
                 + (f" ({derived} derived from others)" if derived else ""))
 
     shown = ("status", "claim", "measured", "required")
-    """The columns the HTML table shows; a claim's statement opens on its id, predicted value, the alternative
-    it rules out and its source (:meth:`_repr_html_`)."""
+    """The columns the HTML table shows; a claim's statement opens on its id, predicted value (labelled a bound for
+    an ``at_most`` or ``at_least`` claim), the alternative it rules out and its source (:meth:`_repr_html_`)."""
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{c}</th>" for c in self.shown)

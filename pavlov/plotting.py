@@ -27,6 +27,11 @@ OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2, 2, 2)))
 
+ENSEMBLE_COLORS = {"sphere": OKABE_ITO[0], "gaussian": OKABE_ITO[3], "gaussian_overlap": OKABE_ITO[2]}
+"""One colour per key ensemble (``pavlov.theory.KEY_ENSEMBLES``), and for the Gaussian approximation of the overlaps,
+the same in every figure that compares them: keys on the sphere blue, Gaussian keys reddish purple, the
+approximation green."""
+
 # a theory is a line, never a chain of markers over the measurement (the cycle would give it markers)
 THEORY = {"color": "black", "linestyle": "--", "linewidth": 1.2, "marker": "none"}
 MEASURED = {"markersize": 4, "capsize": 2, "linestyle": "none"}
@@ -185,21 +190,43 @@ def stacked(figure, width: float = PHONE_INCHES):
 
 
 def narrow_html(figure) -> str | None:
-    """A figure as HTML for the book: as drawn, and again for a phone's column (:func:`stacked`).
+    """A figure as HTML for the book: as drawn, and again for a phone's column (:func:`phone_svg`).
 
     The page shows the first above 600 px and the second below (``_static/pavlov.css``), so a phone never shrinks
     a figure's text. A figure that is already narrow, or whose panels are not a plain grid, gives ``None`` and
-    is shown as drawn; a diagram (a panel without axes, its text placed by hand) is shown as drawn, at any
-    width. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
+    is shown as drawn; a diagram (one panel without axes, its text placed by hand) is shown as drawn, at its own
+    size, in a box that a phone scrolls sideways. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
     """
-
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
-    if not all(ax.axison for ax in figure.axes):           # a diagram (pavlov.diagrams): its text is placed by hand
-        return _img(_svg(figure, close=False), "diagram")
+    wide = _svg(figure, close=False)
+    if _hand_placed(figure):
+        return f'<div class="pavlov-diagram-box">{_img(wide, "diagram")}</div>'
+    narrow = phone_svg(figure)
+    return None if narrow is None else _img(wide, "wide") + _img(narrow, "stacked")
+
+
+def _hand_placed(figure) -> bool:
+    """Whether ``figure`` is a diagram of one panel without axes (pavlov.diagrams), its text placed by hand."""
+    panels = [ax for ax in figure.axes if not hasattr(ax, "_colorbar")]
+    return len(panels) == 1 and not panels[0].axison
+
+
+def phone_svg(figure) -> str | None:
+    """``figure`` drawn as SVG for a phone's column: its panels :func:`stacked`, and drawn again narrower when its
+    labels or a colour bar stick out, so that its text shows at its own size at 390 px. The figure is restored.
+
+    ``None`` for a figure already that narrow, a hand-placed diagram, or a layout :func:`stacked` cannot redo.
+    """
+    return _phone_svg(figure)[0]
+
+
+def _phone_svg(figure, width: float = PHONE_INCHES) -> tuple[str | None, float]:
+    """:func:`phone_svg`, its first try stacked ``width`` inches wide; also returns the width it was drawn at (an
+    explorer's next frame starts there, so that frames alike are drawn once each)."""
+    if figure.get_size_inches()[0] <= PHONE_INCHES * 1.1 or _hand_placed(figure):
+        return None, width
     try:
-        wide = _svg(figure, close=False)
-        width = PHONE_INCHES
         for _ in range(2):                     # once more, narrower, when labels or a colour bar stick out
             restore = stacked(figure, width)
             try:
@@ -211,8 +238,8 @@ def narrow_html(figure) -> str | None:
                 break
             width *= PHONE_INCHES / shown
     except (ValueError, AttributeError, IndexError):     # a layout stacked() cannot redo
-        return None
-    return _img(wide, "wide") + _img(narrow, "stacked")
+        return None, PHONE_INCHES
+    return narrow, width
 
 
 def _img(svg: str, kind: str) -> str:
@@ -394,17 +421,27 @@ def static_explorer(draw, controls: dict, grid: dict | None = None) -> dict[str,
         parts.append(f'<label data-control="{html.escape(name)}">{title} {field}</label>')
     parts.append("</div>")
     initial = ",".join(str(axes[name].index(control.value)) for name, control in controls.items())
-    frames: dict[str, list[str]] = {}         # one image per distinct frame, with every setting that draws it
+    frames: dict[str, tuple[str | None, list[str]]] = {}   # one image per distinct frame, with its settings
+    width = PHONE_INCHES
     for index in itertools.product(*(range(len(values)) for values in axes.values())):
         figure = draw(**{name: axes[name][i] for name, i in zip(axes, index)})
-        frames.setdefault(_svg(figure), []).append(",".join(map(str, index)))
-    for svg, keys in frames.items():
-        data = base64.b64encode(svg.encode()).decode("ascii")
-        parts.append(f'<img class="pavlov-explorer-frame" data-keys="{" ".join(keys)}" alt="the figure at this '
-                     f'setting"{"" if initial in keys else " hidden"} src="data:image/svg+xml;base64,{data}">')
+        wide = _svg(figure, close=False)
+        if wide not in frames:                  # and its phone version (phone_svg), where it has one
+            narrow, width = _phone_svg(figure, width)
+            frames[wide] = (narrow, [])
+        plt.close(figure)
+        frames[wide][1].append(",".join(map(str, index)))
+    for wide, (narrow, keys) in frames.items():
+        hidden = "" if initial in keys else " hidden"
+        for svg, kind in ((wide, " pavlov-wide" if narrow else ""), (narrow, " pavlov-stacked")):
+            if svg is None:
+                continue
+            data = base64.b64encode(svg.encode()).decode("ascii")
+            parts.append(f'<img class="pavlov-explorer-frame{kind}" data-keys="{" ".join(keys)}" alt="the figure at '
+                         f'this setting"{hidden} src="data:image/svg+xml;base64,{data}">')
     parts.append(f'<p class="pavlov-explorer-note">Drawn in advance at {count} settings; in Colab or Jupyter '
                  "every control moves freely.</p></div>")
-    first = next(svg for svg, keys in frames.items() if initial in keys)
+    first = next(svg for svg, (_, keys) in frames.items() if initial in keys)
     return {"text/html": "\n".join(parts), "image/svg+xml": first}
 
 

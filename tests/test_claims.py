@@ -194,6 +194,9 @@ def test_table_renders_html_and_text():
     # the statement opens on the other columns: the id, the predicted value, the alternative, the source
     assert html_text.count('<details class="claim-more">') == 2
     assert "<dt>claim</dt><dd>ch96.broken</dd>" in html_text and "<dt>source</dt><dd>Eq. &lt;1&gt;</dd>" in html_text
+    # a close claim's value is labelled its prediction, a bound's a bound (never a prediction)
+    assert "<dt>predicted</dt><dd>1</dd>" in html_text and "<dt>bound (at most)</dt><dd>1</dd>" in html_text
+    assert html_text.count("<dt>predicted</dt>") == 1 and "bound 1" in repr(t)
     assert ClaimTable(t.rows, folded=False)._repr_html_().startswith('<table class="claims-table">')
     assert "&lt;b&gt;bold&lt;/b&gt; claim &amp; more." in html_text and "<b>" not in html_text
     assert "✓ holds" in html_text and "✗ fails" in html_text
@@ -365,3 +368,15 @@ def test_a_table_names_sources_by_the_numbers_the_book_gives_them():
     t = table("ch97")
     assert "Proposition 3.1" in t._repr_html_() and "ch3-mean" not in t._repr_html_()
     assert "Proposition 3.1" in repr(t)
+
+
+def test_the_ledger_for_the_pdf_labels_a_bound_as_a_bound():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+    ledger = pytest.importorskip("claims_ledger")
+    ok("ch94.close", measured=1.0, predicted=1.0, tolerance=0.1)
+    ok("ch94.bound", measured=0.5, predicted=1.0, tolerance=0.1, relation="at_most")
+    text = ledger._ledger_table(table("ch94")).astext()
+    assert "predicted or bound" in text and "bound 1" in text

@@ -91,16 +91,15 @@ def test_nothing_is_wider_than_the_column_at_desktop_width(browser, page):
 
 
 # Each figure's displayed width over its own (natural) width: below 1 the page shrinks it, and its
-# smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that. On a phone each figure
-# shows its version for a narrow column (pavlov.plotting.narrow_html: panels stacked at the column's width); the
-# explorers' frames and the diagrams (text placed by hand) are drawn once, wide, so only the desktop counts them.
+# smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that. On a phone each figure, and
+# each explorer's frame, shows its version for a narrow column (pavlov.plotting.phone_svg: panels stacked at the
+# column's width); a diagram whose text is placed by hand keeps its own size in a box that scrolls sideways.
 FIGURE_SCALES = """
 return [...document.querySelectorAll(arguments[0])]
   .filter(img => img.getClientRects().length && img.naturalWidth)
   .map(img => [img.getAttribute('src').split('/').pop().slice(0, 40), img.getBoundingClientRect().width / img.naturalWidth]);
 """
-FIGURES = {DESKTOP: "article.bd-article div.cell_output img",
-           PHONE: "article.bd-article div.cell_output img:not(.pavlov-explorer-frame):not(.pavlov-diagram)"}
+FIGURES = {DESKTOP: "article.bd-article div.cell_output img", PHONE: "article.bd-article div.cell_output img"}
 
 
 @pytest.mark.parametrize("width", FIGURES)

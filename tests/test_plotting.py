@@ -126,7 +126,8 @@ def _frames(page: str) -> dict[str, bool]:
     """Each frame's settings (space-separated keys) and whether it is shown."""
     import re
     return {keys: "hidden" not in tag for tag, keys in
-            ((m.group(0), m.group(1)) for m in re.finditer(r'<img class="pavlov-explorer-frame" data-keys="([^"]*)"[^>]*>', page))}
+            ((m.group(0), m.group(1)) for m in
+             re.finditer(r'<img class="pavlov-explorer-frame(?: pavlov-wide)?" data-keys="([^"]*)"[^>]*>', page))}
 
 
 def test_static_explorer_draws_every_setting_once_and_shows_the_first():
@@ -143,7 +144,7 @@ def test_static_explorer_draws_every_setting_once_and_shows_the_first():
     assert "amplitude <input type=\"range\"" in page and "[&quot;0.5&quot;, &quot;2&quot;, &quot;8&quot;]" in page
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")   # nothing is fetched
     # the PDF, where nothing moves, shows the frame the page starts on
-    shown = re.search(r'<img class="pavlov-explorer-frame"[^>]*?(?<! hidden) src="data:image/svg\+xml;base64,([^"]+)"',
+    shown = re.search(r'<img class="pavlov-explorer-frame(?: pavlov-wide)?"[^>]*?(?<! hidden) src="data:image/svg\+xml;base64,([^"]+)"',
                       page)
     assert base64.b64decode(shown.group(1)).decode() == bundle["image/svg+xml"]
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
@@ -284,4 +285,66 @@ def test_narrow_html_gives_both_versions_only_for_the_book(monkeypatch):
     assert shown.count("<img") == 2 and 'class="pavlov-wide"' in shown and 'class="pavlov-stacked"' in shown
     small, _ = plotting.subplots(figsize=(3.0, 2.5))
     assert plotting.narrow_html(small) is None                      # already narrow: shown as drawn
+    plt.close("all")
+
+
+# A 390 px phone's text column: a figure no wider than this shows at its own size, so its text at the size it was set.
+PHONE_COLUMN_PX = 328
+
+
+def _shown_px(svg: str) -> float:
+    """The width (px, at the browser's 96 px per inch) at which a page shows an SVG at its own size."""
+    return float(re.search(r'width="([\d.]+)pt"', svg).group(1)) * 96 / 72
+
+
+def test_a_static_explorers_frames_come_with_a_version_for_a_phone():
+    controls = {"a": plotting.widgets().IntSlider(1, 1, 2)}
+
+    def two_panels(a=1):
+        fig = _two_panels()
+        fig.axes[0].set_title(f"a = {a}")
+        return fig
+
+    page = plotting.static_explorer(two_panels, controls)["text/html"]
+    wide = re.findall(r'<img class="pavlov-explorer-frame pavlov-wide" data-keys="([^"]*)"', page)
+    narrow = re.findall(r'<img class="pavlov-explorer-frame pavlov-stacked" data-keys="([^"]*)"[^>]*base64,([^"]+)"', page)
+    assert wide == ["0", "1"] and [keys for keys, _ in narrow] == wide          # each setting in both versions
+    for _, data in narrow:
+        svg = base64.b64decode(data).decode()
+        assert _shown_px(svg) <= PHONE_COLUMN_PX, "a phone frame wider than a phone's column is shrunk, its text too"
+    assert "hidden" not in re.search(r'<img class="pavlov-explorer-frame pavlov-stacked" data-keys="0"[^>]*>',
+                                     page).group(0)                              # the first setting shows in both
+    # a frame already as narrow as the column is drawn once
+    def narrow(a=1):
+        fig, ax = plotting.subplots(figsize=(3.0, 2.5))
+        ax.set_title(f"a = {a}")
+        return fig
+
+    small = plotting.static_explorer(narrow, controls)["text/html"]
+    assert "pavlov-stacked" not in small and small.count("<img") == 2
+
+
+def test_the_page_hides_a_hidden_frame_in_either_version_and_scrolls_a_diagram_on_a_phone():
+    from pathlib import Path
+
+    css = (Path(__file__).resolve().parents[1] / "_static" / "pavlov.css").read_text()
+    assert "img.pavlov-explorer-frame[hidden] { display: none; }" in css    # after img.pavlov-stacked's display
+    assert css.index("img.pavlov-explorer-frame[hidden]") > css.index("img.pavlov-stacked { display: block; }")
+    assert "div.pavlov-diagram-box { overflow-x: auto;" in css and "img.pavlov-diagram { max-width: none; }" in css
+
+
+@pytest.mark.parametrize("chapter", sorted(__import__("pavlov.diagrams").diagrams.DIAGRAMS))
+def test_each_diagram_reads_on_a_phone(chapter, monkeypatch):
+    # a hand-placed diagram keeps its own size in a box that scrolls sideways; a diagram of panels (or of axes) is
+    # stacked like any figure, no wider than a phone's column
+    from pavlov import diagrams
+
+    monkeypatch.setenv(plotting.STATIC, "1")
+    fig = diagrams.DIAGRAMS[chapter]()
+    shown = plotting.narrow_html(fig)
+    if 'class="pavlov-diagram"' in shown:
+        assert shown.startswith('<div class="pavlov-diagram-box">') and "pavlov-stacked" not in shown
+    else:
+        narrow = re.search(r'class="pavlov-stacked" alt="" src="data:image/svg\+xml;base64,([^"]+)"', shown).group(1)
+        assert _shown_px(base64.b64decode(narrow).decode()) <= PHONE_COLUMN_PX
     plt.close("all")

@@ -372,3 +372,18 @@ def test_an_isr_beyond_the_float_range_is_infinite_not_an_error():
                            query_noise=1.0)
     assert m.mean == math.inf and m.se == math.inf
     assert bool(torch.isinf(m.values).any()) and bool((m.values[torch.isfinite(m.values)] >= 0).all())
+
+
+@pytest.mark.parametrize("n_memories", [2**10, 2**14, 2**16])
+def test_interference_to_signal_streams_through_a_buffer_that_does_not_grow_with_the_memories(monkeypatch, n_memories):
+    # chapter 5's million-memory read, scaled down: with a buffer of 2^12 entries, reading 64 queries against up to
+    # 2^16 memories holds at most that buffer, not the 64 x n weights a dense read would, and still reads every memory
+    monkeypatch.setattr(stores, "CHUNK_ELEMENTS", 2**12)
+    keys, values = (x.double() for x in stores.random_memories(1, n_memories, 16, seed=0))
+    memory = stores.build("softmax", keys, values, beta=4.0)
+    isr, correct = stores.interference_to_signal(memory, 64)
+    assert 0 < memory.buffer_elements <= stores.CHUNK_ELEMENTS < 64 * n_memories
+    streamed = memory.read(keys[:, :64], torch.arange(64).unsqueeze(0))
+    dense = dense_read("softmax", keys[:, :64], keys, values, torch.arange(64).unsqueeze(0), beta=4.0)
+    assert rel_err(dense[0], streamed[0]) <= EXACT and rel_err(dense[1], streamed[1]) <= EXACT
+    assert isr.shape == correct.shape == (1, 64)
