@@ -33,7 +33,8 @@ from .softmax import softmax_moment_limit, softmax_beta_for_isr, logn_scaled_bet
 from .stacking import stacked_error, stacked_error_bound, source_error_bound, bound_optimal_heads
 from .forgetting import decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair
 from .erasure import erasure_residual, erasure_damage, erasure_change, ERASURE_RULES
-from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
+from .cues import (noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, bayes_temperature,
+                   matched_ridge, linear_read_mse, KERNEL_POWERS)
 from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT)
@@ -41,12 +42,14 @@ from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_l
 __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
            "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS", "KEY_ENSEMBLES",
            "MATRIX_STORES", "PAIR_STORES", "UNIT_ROUNDOFF", "WORST_CASE_METHODS", "acquisition_moments",
-           "all_within_probability", "attention_cost", "basin_radius", "binary_channel_bits", "bits_per_number",
+           "all_within_probability", "attention_cost", "basin_radius", "bayes_temperature", "binary_channel_bits",
+           "bits_per_number",
            "bound_optimal_heads", "capacity", "decay_horizon", "decay_isr", "decay_retrieval_bits", "erasure_change",
            "erasure_damage", "erasure_residual", "gaussian_overlap_isr", "generalisation_moments",
            "hebbian_accuracy_capacity", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_read_bits",
            "hopfield_bit_flip", "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing",
-           "isr_variance", "key_overlap_moments", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
+           "isr_variance", "key_overlap_moments", "linear_isr_bound", "linear_read_mse", "log_sphere_overlap_mgf", "logn_scaled_beta",
+           "matched_ridge",
            "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr", "norm_rescaling_change", "normalised_strength",
            "oja_repeated_pair", "optimal_decay", "optimal_load", "recall_accuracy", "retrieval_bits", "rounding_scale",
            "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment",
