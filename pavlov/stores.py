@@ -165,7 +165,7 @@ class RidgeStore(HebbianStore):
         super().__init__(keys, values)
 
     def dual_keys(self, keys: torch.Tensor) -> torch.Tensor:
-        """The rows of :math:`K (K^\top K + \lambda I)^{-1}`, ``[..., n, d_k]``."""
+        r"""The rows of :math:`K (K^\top K + \lambda I)^{-1}`, ``[..., n, d_k]``."""
         work = keys.to(torch.promote_types(keys.dtype, torch.float32))
         gram = work.transpose(-1, -2) @ work
         gram = gram + self.lam * torch.eye(gram.shape[-1], device=gram.device, dtype=gram.dtype)
@@ -438,7 +438,7 @@ def optimal_linear_read(keys: torch.Tensor, *, steps: int = 20) -> tuple[torch.T
 
 
 class IsrMeasurement(NamedTuple):
-    """The result of :func:`measure_isr`.
+    r"""The result of :func:`measure_isr`.
 
     ``mean`` and ``se``: the mean ISR and its standard error over trials (each trial's queries are
     averaged first, since they share a store); ``values``: the ISR of every query ``[trials, m]``;
@@ -458,7 +458,7 @@ class IsrMeasurement(NamedTuple):
 
     @property
     def mse(self) -> tuple[float, float]:
-        """The mean squared error of the reads, :math:`\mathbb E \lVert r - v_j \rVert^2`, and its standard error over trials."""
+        r"""The mean squared error of the reads, :math:`\mathbb E \lVert r - v_j \rVert^2`, and its standard error over trials."""
         if self.error is None:
             raise ValueError("this measurement holds no read errors")
         mean, se = mean_and_se(self.error.double().mean(-1))
@@ -578,7 +578,7 @@ def interference_to_signal(memory, n_queries: int | None = None, *, query_noise:
 
 
 def _score(memory, queries: torch.Tensor, candidates: torch.Tensor | None = None):
-    """``(isr, correct, error)`` ``[..., m]`` of the reads of ``queries`` aimed at the first ``m`` memories: the ISR,
+    r"""``(isr, correct, error)`` ``[..., m]`` of the reads of ``queries`` aimed at the first ``m`` memories: the ISR,
     whether the read is nearest its own value among ``candidates`` (default the stored values), and the squared
     error :math:`\lVert r - v_j \rVert^2` of the read."""
     n_queries = queries.shape[-2]
