@@ -23,8 +23,9 @@ A store is a class with ``__init__(keys, values, **params)`` and
 The stores differ in their weights :math:`w_i(q)`:
 
 * ``"hebbian"``: :math:`k_i \cdot q`; ``"least_squares"``: :math:`a_i \cdot q` with the dual keys
-  :math:`a_i`, the columns of the pseudo-inverse :math:`K^+` (the keys, whitened). Both read through one
-  matrix, as a linear layer does.
+  :math:`a_i`, the columns of the pseudo-inverse :math:`K^+` (the keys, whitened); ``"ridge"`` (``lam``
+  :math:`\lambda`): the same with :math:`K^+` regularised to :math:`(K^\top K + \lambda I)^{-1} K^\top`. All three read
+  through one matrix, as a linear layer does.
 * ``"relu"``, ``"relu2"`` and ``"polynomial"`` (``degree`` :math:`p`): :math:`\max(0, k_i \cdot q)`, its
   square, and :math:`(k_i \cdot q)^p`: an MLP whose first layer holds the keys and second the values.
 * ``"softmax"`` (``beta``, default :math:`\sqrt{d_k}`): :math:`e^{\beta k_i \cdot q} / \sum_l e^{\beta k_l \cdot q}`,
@@ -139,6 +140,36 @@ class LeastSquaresStore(HebbianStore):
         """The columns of :math:`K^+` as rows, ``[..., n, d_k]`` (computed in at least float32, as ``pinv`` needs)."""
         work = torch.promote_types(keys.dtype, torch.float32)
         return torch.linalg.pinv(keys.to(work)).transpose(-1, -2).to(keys.dtype)
+
+
+class RidgeStore(HebbianStore):
+    r"""The ridge store :math:`W = (K^\top K + \lambda I)^{-1} K^\top V`, which minimises
+    :math:`\lVert K W - V \rVert^2 + \lambda \lVert W \rVert^2`, read as :math:`r = q W`.
+
+    ``lam`` :math:`\lambda > 0` runs from least squares (:math:`\lambda \to 0`) to the Hebbian store's direction
+    (:math:`\lambda \to \infty`, where :math:`W \to K^\top V / \lambda`). Its dual keys are the rows of
+    :math:`K (K^\top K + \lambda I)^{-1}` (computed in at least float32). For cues :math:`q = k_j + \sigma z/\sqrt{d_k}`,
+    :math:`j` uniform, the expected squared error of the read is
+    :math:`\lVert K W - V \rVert^2 / n + (\sigma^2/d_k) \lVert W \rVert^2`, so :math:`\lambda = n \sigma^2 / d_k`
+    (``theory.matched_ridge``) gives the linear read of least mean squared error.
+
+    >>> keys = values = torch.eye(2, dtype=torch.float64)
+    >>> RidgeStore(keys, values, lam=1.0).read(keys, torch.arange(2))[1]      # 1 / (1 + lam)
+    tensor([0.5000, 0.5000], dtype=torch.float64)
+    """
+
+    name = "ridge"
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, *, lam: float):
+        self.lam = _validate.finite_float("lam", lam, positive=True)
+        super().__init__(keys, values)
+
+    def dual_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        r"""The rows of :math:`K (K^\top K + \lambda I)^{-1}`, ``[..., n, d_k]``."""
+        work = keys.to(torch.promote_types(keys.dtype, torch.float32))
+        gram = work.transpose(-1, -2) @ work
+        gram = gram + self.lam * torch.eye(gram.shape[-1], device=gram.device, dtype=gram.dtype)
+        return torch.linalg.solve(gram, work.transpose(-1, -2)).transpose(-1, -2).to(keys.dtype)
 
 
 CHUNK_ELEMENTS = 2**22
@@ -343,7 +374,7 @@ class SoftmaxStore(KernelStore):
         return (retrieved / total.unsqueeze(-1)).to(queries.dtype), target_weight.to(queries.dtype)
 
 
-STORES: dict[str, type] = {store.name: store for store in (HebbianStore, LeastSquaresStore, ReluStore,
+STORES: dict[str, type] = {store.name: store for store in (HebbianStore, LeastSquaresStore, RidgeStore, ReluStore,
                                                            SquaredReluStore, PolynomialStore, SoftmaxStore)}
 
 
@@ -407,13 +438,14 @@ def optimal_linear_read(keys: torch.Tensor, *, steps: int = 20) -> tuple[torch.T
 
 
 class IsrMeasurement(NamedTuple):
-    """The result of :func:`measure_isr`.
+    r"""The result of :func:`measure_isr`.
 
     ``mean`` and ``se``: the mean ISR and its standard error over trials (each trial's queries are
     averaged first, since they share a store); ``values``: the ISR of every query ``[trials, m]``;
     ``correct``: whether each retrieval is nearest (largest inner product) to its own value among all
     stored values ``[trials, m]``; ``seed``: the seed used; ``landed``: for noisy cues, whether each cue is
-    nearer its own key than every other stored key (largest inner product) ``[trials, m]``, else None.
+    nearer its own key than every other stored key (largest inner product) ``[trials, m]``, else None;
+    ``error``: the squared error :math:`\lVert r - v_j \rVert^2` of every read ``[trials, m]``.
     """
 
     mean: float
@@ -422,6 +454,15 @@ class IsrMeasurement(NamedTuple):
     correct: torch.Tensor
     seed: int
     landed: torch.Tensor | None = None
+    error: torch.Tensor | None = None
+
+    @property
+    def mse(self) -> tuple[float, float]:
+        r"""The mean squared error of the reads, :math:`\mathbb E \lVert r - v_j \rVert^2`, and its standard error over trials."""
+        if self.error is None:
+            raise ValueError("this measurement holds no read errors")
+        mean, se = mean_and_se(self.error.double().mean(-1))
+        return mean.item(), se.item()
 
     @property
     def accuracy(self) -> float:
@@ -463,9 +504,11 @@ def _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
     return key_set, random_stimuli(trials, n_memories, d_value, generator=gen, device=device, dtype=dtype)
 
 
-def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator | None = None) -> torch.Tensor:
+def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator | None = None,
+               renormalise: bool = True) -> torch.Tensor:
     r"""Cues near ``keys`` ``[..., d_k]``: :math:`k + \sigma z/\sqrt{d_k}` with :math:`z` standard normal, rescaled
-    to the norm of :math:`k`, so that a unit key gets a unit cue.
+    to the norm of :math:`k`, so that a unit key gets a unit cue (``renormalise=False``: not rescaled, the
+    cue of the Bayes temperature ``theory.bayes_temperature``).
 
     ``sigma`` = 0 returns the keys themselves. The noise has squared norm :math:`\sigma^2` on average, so
     for a unit key and small :math:`\sigma` the cue lies about :math:`\sigma` from its key (an angle of about
@@ -483,6 +526,10 @@ def noisy_cues(keys: torch.Tensor, sigma: float, *, generator: torch.Generator |
         return keys
     z = torch.randn(keys.shape, generator=generator, device=keys.device, dtype=keys.dtype)
     cues = keys + sigma * z / math.sqrt(keys.shape[-1])
+    if not isinstance(renormalise, bool):
+        raise TypeError(f"renormalise must be True or False, got {renormalise!r}")
+    if not renormalise:
+        return cues
     return cues * (keys.norm(dim=-1, keepdim=True) / cues.norm(dim=-1, keepdim=True))
 
 
@@ -519,27 +566,35 @@ def interference_to_signal(memory, n_queries: int | None = None, *, query_noise:
     n_queries = n_memories if n_queries is None else _validate.positive_int("n_queries", n_queries)
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
-    stored = memory.values[..., :n_queries, :]
     if queries is None:
         queries = noisy_cues(memory.keys[..., :n_queries, :], query_noise, generator=generator)
-    targets = torch.arange(n_queries, device=queries.device).expand(queries.shape[:-1])   # (..., m)
-    retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
-    signal = weight.unsqueeze(-1) * stored                             # w_j v_j
-    isr = (retrieved - signal).pow(2).sum(-1) / signal.pow(2).sum(-1)  # (..., m)
-    if candidates is None:
-        candidates = memory.values
-    else:
+    if candidates is not None:
         _validate.tensor("candidates", candidates, min_dim=2)
         if (candidates.shape[:-2] != memory.values.shape[:-2] or candidates.shape[-1] != memory.values.shape[-1]
                 or candidates.shape[-2] < n_memories or not torch.equal(candidates[..., :n_memories, :], memory.values)):
             raise ValueError(f"candidates must be [..., N, d_v] with the store's batch, d_v and its {n_memories} values "
                              f"first, got {tuple(candidates.shape)}")
-    return isr, _nearest_is_target(retrieved, candidates, targets)
+    return _score(memory, queries, candidates)[:2]
+
+
+def _score(memory, queries: torch.Tensor, candidates: torch.Tensor | None = None):
+    r"""``(isr, correct, error)`` ``[..., m]`` of the reads of ``queries`` aimed at the first ``m`` memories: the ISR,
+    whether the read is nearest its own value among ``candidates`` (default the stored values), and the squared
+    error :math:`\lVert r - v_j \rVert^2` of the read."""
+    n_queries = queries.shape[-2]
+    stored = memory.values[..., :n_queries, :]
+    targets = torch.arange(n_queries, device=queries.device).expand(queries.shape[:-1])   # (..., m)
+    retrieved, weight = memory.read(queries, targets)                  # (..., m, d_v), (..., m)
+    signal = weight.unsqueeze(-1) * stored                             # w_j v_j
+    isr = (retrieved - signal).pow(2).sum(-1) / signal.pow(2).sum(-1)  # (..., m)
+    correct = _nearest_is_target(retrieved, memory.values if candidates is None else candidates, targets)
+    return isr, correct, (retrieved - stored).pow(2).sum(-1)
 
 
 def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: str = "sphere",
                 seed: int | None = None, device=None, dtype=None, n_queries: int | None = None,
-                d_value: int | None = None, query_noise: float = 0.0, **params) -> IsrMeasurement:
+                d_value: int | None = None, query_noise: float = 0.0, renormalise_cues: bool = True,
+                **params) -> IsrMeasurement:
     r"""Measure a store's ISR by querying it with its own stored keys, or noisy cues of them, over independent trials.
 
     Each trial draws ``n_memories`` keys (``keys="sphere"``: uniform unit vectors; ``"gaussian"``:
@@ -558,6 +613,8 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
         query_noise: :math:`\sigma \ge 0`; each query is then :math:`k_j + \sigma z/\sqrt{d_k}` rescaled to the
             norm of :math:`k_j` (:func:`noisy_cues`), with its target still memory :math:`j`. At 0 (the
             default) the queries are the stored keys, and a store is probed only where it is a lookup table.
+        renormalise_cues: False leaves the noisy cues unrescaled, :math:`k_j + \sigma z/\sqrt{d_k}` (the cue for
+            which softmax at ``theory.bayes_temperature`` is the posterior-mean read).
         params: passed to the store (e.g. ``beta`` for a softmax store, ``degree`` for a polynomial
             one, ``chunk_size`` for any kernel store).
 
@@ -578,30 +635,35 @@ def measure_isr(store: str, d_key: int, n_memories: int, *, trials: int, keys: s
     if n_queries > n_memories:
         raise ValueError(f"n_queries must be at most n_memories = {n_memories}, got {n_queries}")
     query_noise = _validate.finite_float("query_noise", query_noise, nonnegative=True)
+    if not isinstance(renormalise_cues, bool):
+        raise TypeError(f"renormalise_cues must be True or False, got {renormalise_cues!r}")
     d_value = d_key if d_value is None else _validate.positive_int("d_value", d_value)
     seed = seed_or_fresh(seed)
     device, dtype = resolve(device, dtype)
     # one generator: each block's memories, then its cues' noise, so that noise 0 draws the same memories
     gen = generator(seed, device)
-    reads = [_read_block(store, gen, size, n_memories, d_key, d_value, keys, n_queries, query_noise, device, dtype,
-                         params) for size in trial_blocks(trials, n_memories * (d_key + d_value), MEMORY_ELEMENTS)]
-    isr, correct, landed = (torch.cat(part) if part[0] is not None else None for part in zip(*reads))
+    reads = [_read_block(store, gen, size, n_memories, d_key, d_value, keys, n_queries, (query_noise, renormalise_cues),
+                         device, dtype, params)
+             for size in trial_blocks(trials, n_memories * (d_key + d_value), MEMORY_ELEMENTS)]
+    isr, correct, landed, error = (torch.cat(part) if part[0] is not None else None for part in zip(*reads))
     per_trial = isr.mean(-1)
     # an ISR beyond the float range (a target weight that underflows in a sharp softmax) is inf, and so is the mean
     mean, se = mean_and_se(per_trial) if bool(torch.isfinite(per_trial).all()) else (isr.new_tensor(math.inf),) * 2
-    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed, landed)
+    return IsrMeasurement(mean.item(), se.item(), isr, correct, seed, landed, error)
 
 
-def _read_block(store, gen, trials, n_memories, d_key, d_value, keys, n_queries, query_noise, device, dtype, params):
-    """One block of :func:`measure_isr`'s trials: ``(isr, correct, landed)``, ``landed`` None without query noise."""
+def _read_block(store, gen, trials, n_memories, d_key, d_value, keys, n_queries, cue_noise, device, dtype, params):
+    """One block of :func:`measure_isr`'s trials: ``(isr, correct, landed, error)``, ``landed`` None without query
+    noise; ``cue_noise`` is ``(sigma, renormalise)``."""
+    query_noise, renormalise = cue_noise
     key_set, value_set = _draw_memories(gen, trials, n_memories, d_key, d_value, keys, device, dtype)
-    cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen)
-    isr, correct = interference_to_signal(build(store, key_set, value_set, **params), queries=cues)
+    cues = noisy_cues(key_set[..., :n_queries, :], query_noise, generator=gen, renormalise=renormalise)
+    isr, correct, error = _score(build(store, key_set, value_set, **params), cues)
     landed = None
     if query_noise:             # whether each cue's largest inner product is with its own key
         targets = torch.arange(n_queries, device=cues.device).expand(cues.shape[:-1])
         landed = _nearest_is_target(cues, key_set, targets)
-    return isr, correct, landed
+    return isr, correct, landed, error
 
 
 class CapacityMeasurement(NamedTuple):

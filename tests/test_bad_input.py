@@ -378,6 +378,8 @@ CASES += memory_rows(stores.PolynomialStore) + each(stores.PolynomialStore, "deg
 spec(stores.SoftmaxStore, lambda: {**memories(), "beta": 2.0}, tensors=MEMORY_DIMS, ints=("chunk_size",),
      positive=("beta",))
 CASES += memory_rows(stores.SoftmaxStore)
+spec(stores.RidgeStore, lambda: {**memories(), "lam": 0.5}, tensors=MEMORY_DIMS, positive=("lam",))
+CASES += memory_rows(stores.RidgeStore) + each(stores.RidgeStore, "lam", ((MISSING, "missing"),))
 
 
 def read_rows(fn, store, targets: bool = True) -> list:
@@ -422,6 +424,7 @@ spec(stores.optimal_linear_read, lambda: {"keys": t(2, 5, 3)}, ints=("steps",))
 CASES += each(stores.optimal_linear_read, "keys", ((torch.ones(5, 3, dtype=torch.int64), "int64"),))
 spec(stores.noisy_cues, lambda: {"keys": t(2, 5, 3), "sigma": 0.5}, nonnegative=("sigma",))
 CASES += each(stores.noisy_cues, "keys", (([1.0, 2.0], "list"), (torch.ones(3, dtype=torch.int64), "int64")))
+CASES += each(stores.noisy_cues, "renormalise", (("yes", "str"), (1, "int")))
 CASES += each(stores.interference_to_signal, "n_queries", ((6, "above-n_memories"),))
 CASES += each(stores.interference_to_signal, "memory", ((t(2, 5, 3), "tensor"), ("hebbian", "name")))
 CASES += [bad(stores.interference_to_signal, {"n_queries": MISSING, "queries": t(2, 2)}, "queries", "no-batch"),
@@ -434,7 +437,8 @@ spec(stores.measure_isr, lambda: {"store": "hebbian", "d_key": 4, "n_memories": 
 CASES += (each(stores.measure_isr, "trials", ((1, "one-trial"),))
           + each(stores.measure_isr, "n_queries", ((4, "above-n_memories"),))
           + each(stores.measure_isr, "seed", ((-1, "negative"),))
-          + each(stores.measure_isr, "dtype", ((torch.int64, "int64"),)))
+          + each(stores.measure_isr, "dtype", ((torch.int64, "int64"),))
+          + each(stores.measure_isr, "renormalise_cues", (("no", "str"),)))
 CASES += [bad(stores.measure_isr, {"store": "softmax", "beta": -1.0}, "beta", "negative"),
           bad(stores.measure_isr, {"foo": 1}, "foo", "unknown-parameter")]
 spec(stores.measure_capacity, lambda: {"store": "hebbian", "d_key": 4, "around": 6.0, "trials": 2, "seed": 0, **F64},
@@ -662,6 +666,13 @@ CASES += [bad(theory.noisy_cue_isr, {"store": "least_squares", "beta": MISSING, 
 spec(theory.nearest_key_accuracy, lambda: {"d_key": 4, "n_memories": 3, "sigma": 0.5}, ints=("d_key", "n_memories"),
      nonnegative=("sigma",))
 CASES.append(bad(theory.nearest_key_accuracy, {"d_key": 2}, "d_key", "two"))
+spec(theory.bayes_temperature, lambda: {"d_key": 4, "sigma": 0.5}, ints=("d_key",), positive=("sigma",))
+CASES += each(theory.bayes_temperature, "renormalised", (("yes", "str"), (None, "none")))
+spec(theory.matched_ridge, lambda: {"d_key": 4, "n_memories": 3, "sigma": 0.5}, ints=("d_key", "n_memories"),
+     positive=("sigma",))
+spec(theory.linear_read_mse, lambda: {"store": "hebbian", "d_key": 8, "n_memories": 3, "sigma": 0.5},
+     ints=("d_key", "n_memories"), nonnegative=("sigma",), options=("store",))
+CASES.append(bad(theory.linear_read_mse, {"store": "least_squares", "n_memories": 7}, "n_memories", "near-d_key"))
 spec(theory.basin_radius, lambda: {"d_key": 4, "n_memories": 3, "delta": 0.1}, ints=("d_key", "n_memories"),
      probabilities=("delta",))
 CASES += each(theory.basin_radius, "delta", ((0.0, "zero"), (1.0, "one"), (0.7, "below-chance")))

@@ -271,3 +271,33 @@ def test_deviation_is_in_standard_errors():
     assert m.deviation(m.mean - 2 * m.se) == pytest.approx(2.0, rel=1e-12)
     with pytest.raises(ValueError, match="predicted must be finite"):
         m.deviation(math.nan)
+
+
+def test_ridge_store_runs_from_least_squares_to_the_hebbian_direction():
+    gen = torch.Generator().manual_seed(0)
+    keys = torch.nn.functional.normalize(torch.randn(3, 6, 10, generator=gen, dtype=torch.float64), dim=-1)
+    values = torch.randn(3, 6, 4, generator=gen, dtype=torch.float64)
+    small = stores.build("ridge", keys, values, lam=1e-9)
+    assert torch.allclose(small.matrix, stores.build("least_squares", keys, values).matrix, atol=1e-6)
+    large = stores.build("ridge", keys, values, lam=1e6)
+    assert torch.allclose(large.matrix * 1e6, stores.build("hebbian", keys, values).matrix, rtol=1e-4, atol=1e-4)
+    _, weight = stores.build("ridge", keys, values, lam=0.3).read(keys, torch.arange(6).expand(3, 6))
+    assert bool(((weight > 0) & (weight < 1)).all())          # the ridge shrinks every stored key's own weight
+
+
+def test_ridge_store_keeps_the_keys_device_and_dtype():
+    keys = torch.nn.functional.normalize(torch.randn(2, 5, 8), dim=-1)
+    memory = stores.build("ridge", keys, torch.randn(2, 5, 3), lam=0.5)
+    assert memory.matrix.dtype == torch.float32 and memory.duals.device == keys.device
+
+
+def test_unrescaled_cues_and_the_read_error():
+    gen = torch.Generator().manual_seed(1)
+    keys = torch.nn.functional.normalize(torch.randn(4000, 16, generator=gen, dtype=torch.float64), dim=-1)
+    cues = stores.noisy_cues(keys, 1.0, generator=gen, renormalise=False)
+    assert cues.pow(2).sum(-1).mean().item() == pytest.approx(2.0, rel=0.02)      # E|q|^2 = 1 + sigma^2
+    m = stores.measure_isr("hebbian", 16, 4, trials=50, query_noise=0.5, renormalise_cues=False, seed=0,
+                           dtype=torch.float64)
+    assert m.error.shape == m.values.shape and m.mse[0] > 0
+    exact = stores.measure_isr("least_squares", 16, 4, trials=5, seed=0, dtype=torch.float64)
+    assert exact.mse[0] < 1e-20                                       # exact cues: least squares reads exactly

@@ -128,3 +128,52 @@ def test_hopfield_bit_flip_is_the_measured_rate_of_unstable_bits(n, p):
     # aligned fields are (N - 1) + S, S of the parity of M = (P - 1)(N - 1)
     fields = hopfield.aligned_fields(hopfield.random_patterns(3, p, n, generator=gen, **F64))
     assert bool(((fields - (n - 1) - (p - 1) * (n - 1)) % 2 == 0).all())
+
+
+def test_bayes_temperature_is_the_posterior_over_the_memory_meant():
+    """The softmax at d / sigma^2 of an unrescaled cue's overlaps is Bayes' rule with Gaussian likelihoods."""
+    gen = torch.Generator().manual_seed(5)
+    d, n, sigma = 16, 10, 0.8
+    keys = torch.nn.functional.normalize(torch.randn(n, d, generator=gen, **F64), dim=-1)
+    cue = stores.noisy_cues(keys[3], sigma, generator=gen, renormalise=False)
+    log_likelihood = -d * (cue - keys).pow(2).sum(-1) / (2 * sigma**2)
+    posterior = torch.softmax(log_likelihood, 0)
+    beta = theory.bayes_temperature(d, sigma)
+    assert beta == d / sigma**2
+    assert torch.allclose(torch.softmax(beta * keys @ cue, 0), posterior, atol=1e-12)
+    assert theory.bayes_temperature(d, sigma, renormalised=True) == pytest.approx(beta * math.sqrt(1 + sigma**2))
+
+
+def test_softmax_at_the_bayes_temperature_reads_with_the_least_squared_error():
+    """Same stores and cues at a grid of temperatures: the error is least at d / sigma^2 (within the grid's step)."""
+    d, n, sigma = 16, 64, 1.0
+    betas = theory.bayes_temperature(d, sigma) * 2.0 ** torch.arange(-2, 2.5, 0.5)
+    errors = [stores.measure_isr("softmax", d, n, trials=64, n_queries=16, query_noise=sigma, renormalise_cues=False,
+                                 beta=float(b), seed=3, **F64).mse[0] for b in betas]
+    assert int(torch.tensor(errors).argmin()) == 4
+
+
+@pytest.mark.parametrize("d, n, sigma", [(32, 8, 0.5), (32, 24, 1.0)])
+def test_linear_read_mse_against_a_direct_draw(d, n, sigma):
+    hebbian = stores.measure_isr("hebbian", d, n, trials=400, query_noise=sigma, renormalise_cues=False, seed=1, **F64)
+    mean, se = hebbian.mse
+    assert abs(mean - theory.linear_read_mse("hebbian", d, n, sigma)) < 5 * se
+    least = stores.measure_isr("least_squares", d, n, trials=400, query_noise=sigma, renormalise_cues=False, seed=1,
+                               **F64)
+    assert least.mse[0] == pytest.approx(theory.linear_read_mse("least_squares", d, n, sigma), rel=0.25)
+
+
+def test_matched_ridge_minimises_the_expected_error_of_a_linear_read():
+    """For fixed keys the expected error over the cue noise is the ridge objective: lambda = n sigma^2 / d wins."""
+    gen = torch.Generator().manual_seed(2)
+    d, n, sigma = 16, 12, 0.7
+    keys = torch.nn.functional.normalize(torch.randn(n, d, generator=gen, **F64), dim=-1)
+    values = torch.nn.functional.normalize(torch.randn(n, d, generator=gen, **F64), dim=-1)
+
+    def expected_error(lam):
+        w = stores.RidgeStore(keys, values, lam=lam).matrix
+        return ((keys @ w - values).pow(2).sum() / n + sigma**2 / d * w.pow(2).sum()).item()
+
+    best = theory.matched_ridge(d, n, sigma)
+    assert best == n * sigma**2 / d
+    assert all(expected_error(best) < expected_error(best * f) for f in (0.5, 0.9, 1.1, 2.0))

@@ -40,6 +40,11 @@ from .phenomena import rescorla_wagner_index, least_squares_index, PHENOMENON_NA
 from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
 from .hopfield import (hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD,
                       modern_critical_beta, modern_retrieval_weight)
+from .forgetting import decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair
+from .erasure import erasure_residual, erasure_damage, erasure_change, ERASURE_RULES
+from .cues import (noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, bayes_temperature,
+                   matched_ridge, linear_read_mse, KERNEL_POWERS)
+from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, hebbian_bits_slope, quantisation_noise,
                       quantised_pair_bits, hopfield_one_step_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT,
@@ -49,17 +54,18 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "HEBBIAN_ERASURE_RULES", "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS",
            "KEY_ENSEMBLES", "MATRIX_STORES", "PAIR_STORES", "PHENOMENON_NAMES", "QUANTISER_RANGE", "UNIT_ROUNDOFF",
            "WORST_CASE_METHODS", "acquisition_moments", "all_within_probability", "attention_cost", "basin_radius",
-           "binary_channel_bits", "bits_per_number", "bound_optimal_heads", "capacity", "decay_horizon", "decay_isr",
-           "decay_retrieval_bits", "delta_horizon", "delta_isr", "erasure_change", "erasure_damage",
-           "erasure_residual", "gaussian_overlap_isr", "generalisation_moments", "hebbian_accuracy_capacity",
-           "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_erasure",
-           "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits", "hopfield_retrieval_overlap",
-           "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance", "key_overlap_moments",
-           "least_squares_index", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
-           "modern_critical_beta", "modern_retrieval_weight", "nearest_key_accuracy", "noisy_cue_gain",
-           "noisy_cue_isr", "norm_rescaling_change", "normalised_strength", "oja_fixed_point", "oja_repeated_pair",
-           "optimal_decay", "optimal_load", "quantisation_noise", "quantised_pair_bits", "recall_accuracy",
-           "rescorla_wagner_index", "retrieval_bits", "rounding_scale", "softmax_beta_for_isr",
-           "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment", "sphere_overlap_moments",
-           "stacked_error", "stacked_error_bound", "stored_numbers", "stream_signal", "target_wins_probability",
-           "welch_bound", "worst_case_capacity", "yarn_scaled_beta"]
+           "bayes_temperature", "binary_channel_bits", "bits_per_number", "bound_optimal_heads", "capacity",
+           "decay_horizon", "decay_isr", "decay_retrieval_bits", "delta_horizon", "delta_isr", "erasure_change",
+           "erasure_damage", "erasure_residual", "gaussian_overlap_isr", "generalisation_moments",
+           "hebbian_accuracy_capacity", "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift",
+           "hebbian_erasure", "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits",
+           "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance",
+           "key_overlap_moments", "least_squares_index", "linear_isr_bound", "linear_read_mse",
+           "log_sphere_overlap_mgf", "logn_scaled_beta", "matched_ridge", "modern_critical_beta",
+           "modern_retrieval_weight", "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr",
+           "norm_rescaling_change", "normalised_strength", "oja_fixed_point", "oja_repeated_pair", "optimal_decay",
+           "optimal_load", "quantisation_noise", "quantised_pair_bits", "recall_accuracy", "rescorla_wagner_index",
+           "retrieval_bits", "rounding_scale", "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound",
+           "sphere_overlap_moment", "sphere_overlap_moments", "stacked_error", "stacked_error_bound",
+           "stored_numbers", "stream_signal", "target_wins_probability", "welch_bound", "worst_case_capacity",
+           "yarn_scaled_beta"]

@@ -1,4 +1,5 @@
-"""Noisy cues: the gain of each store's weights under a noisy query, its ISR, nearest-key recall and the basin radius.
+"""Noisy cues: the gain of each store's weights under a noisy query, its ISR, the Bayes temperature and the matched
+ridge, nearest-key recall and the basin radius.
 
 Chapter 10.
 """
@@ -208,3 +209,76 @@ def basin_radius(d_key: int, n_memories: int, *, delta: float = 0.05) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if nearest_key_accuracy(d_key, n_memories, middle) >= 1 - delta else (low, middle)
     return (low + high) / 2
+
+
+def bayes_temperature(d_key: int, sigma: float, *, renormalised: bool = False) -> float:
+    r"""The inverse temperature at which the softmax store's read is the posterior mean of the value meant, so
+    the read of least mean squared error :math:`\mathbb E \lVert r - v_j \rVert^2`.
+
+    For unit keys, the meant memory :math:`j` uniform and the cue :math:`q = k_j + \sigma z/\sqrt d` (not rescaled),
+    the likelihood of memory :math:`i` is :math:`\propto e^{-d \lVert q - k_i \rVert^2 / (2\sigma^2)} \propto e^{(d/\sigma^2)\, q \cdot k_i}`
+    (the terms :math:`\lVert q \rVert^2` and :math:`\lVert k_i \rVert^2 = 1` are the same for every :math:`i`), so the
+    posterior over the memory meant is the softmax of :math:`q \cdot k_i` at :math:`\beta = d/\sigma^2`, and
+    :math:`\sum_i P(i \mid q)\, v_i`, attention's read, is the posterior mean: no read of :math:`q` and the memories
+    has a smaller mean squared error. Exact for every ``d_key`` and ``sigma`` > 0.
+
+    ``renormalised=True``: the cue rescaled to unit norm (``stores.noisy_cues``' default) has lost the norm
+    :math:`\lVert k_j + \sigma z/\sqrt d \rVert \approx \sqrt{1 + \sigma^2}`; putting it back gives
+    :math:`\beta \approx d \sqrt{1 + \sigma^2}/\sigma^2`, an approximation (the posterior given the direction alone
+    is not exactly a softmax; the norm fluctuates by about :math:`\sigma/\sqrt{2d}` relative to itself).
+
+    >>> bayes_temperature(32, 1.0), round(bayes_temperature(32, 1.0, renormalised=True), 2)
+    (32.0, 45.25)
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    sigma = _validate.finite_float("sigma", sigma, positive=True)
+    if not isinstance(renormalised, bool):
+        raise TypeError(f"renormalised must be True or False, got {renormalised!r}")
+    beta = d_key / sigma**2
+    return beta * math.sqrt(1 + sigma**2) if renormalised else beta
+
+
+def matched_ridge(d_key: int, n_memories: int, sigma: float) -> float:
+    r"""The ridge :math:`\lambda = n \sigma^2 / d` of the linear read of least mean squared error under cue noise.
+
+    For the cue :math:`q = k_j + \sigma z/\sqrt d` with :math:`j` uniform over the ``n_memories`` memories, a linear
+    read :math:`r = q W` errs by :math:`\mathbb E \lVert q W - v_j \rVert^2 = \tfrac 1n \lVert K W - V \rVert^2 +
+    \tfrac{\sigma^2}{d} \lVert W \rVert_F^2`: the noise's cross term vanishes and its square adds the penalty. The
+    minimiser is ridge regression with :math:`\lambda = n \sigma^2/d` (``stores``' ``"ridge"``). For the rescaled
+    cue (a unit vector of cosine :math:`c \approx 1/\sqrt{1+\sigma^2}` with its key) the same :math:`\lambda` holds to
+    first order, with :math:`W` scaled by :math:`1/c`, which changes neither the ISR nor the decoding.
+
+    >>> matched_ridge(32, 16, 0.5)
+    0.125
+    """
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    sigma = _validate.finite_float("sigma", sigma, positive=True)
+    return n_memories * sigma**2 / d_key
+
+
+def linear_read_mse(store: str, d_key: int, n_memories: int, sigma: float) -> float:
+    r"""The mean squared error :math:`\mathbb E \lVert q W - v_j \rVert^2` of a linear store read with the cue
+    :math:`q = k_j + \sigma z/\sqrt d` (not rescaled), keys and values independent and uniform on the unit sphere.
+
+    ``"hebbian"`` (:math:`W = K^\top V`), exactly: the target's weight :math:`q \cdot k_j = 1 + \sigma z \cdot k_j/\sqrt d` errs
+    by :math:`\sigma^2/d` in mean square, and each of the :math:`n - 1` other weights has mean square
+    :math:`(1 + \sigma^2)/d`, so :math:`\sigma^2/d + (n - 1)(1 + \sigma^2)/d`.
+
+    ``"least_squares"`` (:math:`W = K^+ V`, :math:`n < d - 1`), approximately: the cue's key is read exactly and its
+    noise through :math:`K^+`, :math:`(\sigma^2/d)\, \mathbb E \lVert K^+ V \rVert_F^2 \approx \sigma^2 n/(d - n - 1)`, taking
+    :math:`K K^\top` as a Wishart matrix of scale :math:`1/d` (for keys on the sphere it is a little smaller).
+
+    >>> linear_read_mse("hebbian", 32, 1, 1.0)
+    0.03125
+    """
+    _validate.option("store", store, ("hebbian", "least_squares"))
+    d_key = _validate.positive_int("d_key", d_key)
+    n_memories = _validate.positive_int("n_memories", n_memories)
+    sigma = _validate.finite_float("sigma", sigma, nonnegative=True)
+    if store == "hebbian":
+        return (sigma**2 + (n_memories - 1) * (1 + sigma**2)) / d_key
+    if n_memories >= d_key - 1:
+        raise ValueError(f"n_memories must be below d_key - 1 = {d_key - 1} for the least-squares "
+                         f"approximation, got {n_memories}")
+    return sigma**2 * n_memories / (d_key - n_memories - 1)
