@@ -18,6 +18,7 @@ Modules:
 - :mod:`~pavlov.theory.cues`: noisy cues and basins of attraction
 - :mod:`~pavlov.theory.hopfield`: the classical Hopfield network
 - :mod:`~pavlov.theory.channel`: retrieval as a channel: bits per read and per stored number
+- :mod:`~pavlov.theory.facts`: facts in a linear memory read by top-1: the n ln n ~ d^2 / 2 threshold
 """
 
 # The registry is filled as its modules are imported: interference first, then mlp and softmax.
@@ -37,6 +38,7 @@ from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_rad
 from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT)
+from .facts import top1_threshold
 
 __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
            "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS", "KEY_ENSEMBLES",
@@ -51,4 +53,4 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "oja_repeated_pair", "optimal_decay", "optimal_load", "recall_accuracy", "retrieval_bits", "rounding_scale",
            "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment",
            "sphere_overlap_moments", "stacked_error", "stacked_error_bound", "stored_numbers",
-           "target_wins_probability", "welch_bound", "worst_case_capacity", "yarn_scaled_beta"]
+           "target_wins_probability", "top1_threshold", "welch_bound", "worst_case_capacity", "yarn_scaled_beta"]
