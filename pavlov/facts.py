@@ -20,9 +20,10 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from . import _validate
-from .runtime import generator, resolve
+from . import _validate, batched
+from .runtime import generator, resolve, seed_for
 
 WRITES = ("hebbian", "least_squares", "trained")
 """How a memory is written: summed outer products, the least-squares fit, or trained on the cross-entropy."""
@@ -344,3 +345,262 @@ def edit_outcome(
         .to(keys.dtype)
         .mean(-1),
     }
+
+
+# --- facts in a transformer layer --------------------------------------------------------------------------------
+
+
+class FactLayer(nn.Module):
+    r"""One transformer layer that reads a fact from its subject and relation tokens: attention, then an MLP.
+
+    The input is the two tokens' embeddings ``[..., 2, d]`` (subject, then relation), fixed random vectors as in
+    Nichani et al. (2024); the layer's output at the relation's position, ``[..., d]``, is read against the
+    attributes' embeddings by top-1, as :func:`scores` reads a matrix. The relation's query attends over both tokens
+    (``heads`` heads of width ``d / heads``), the result is added to the relation's embedding, and the MLP
+    (``hidden`` ReLU units; 0 removes it) adds :math:`W_{\text{down}}\, \mathrm{relu}(W_{\text{up}} x)`. No biases:
+    the trained parameters are the attention's :math:`4 d^2` and the MLP's :math:`2 d\, h`. Built from
+    :mod:`pavlov.batched`'s layers, so :func:`pavlov.batched.stack` trains several as one (:func:`train_layers`).
+    """
+
+    def __init__(self, d: int, *, hidden: int, heads: int = 1):
+        super().__init__()
+        d, heads = (
+            _validate.positive_int("d", d),
+            _validate.positive_int("heads", heads),
+        )
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
+            raise ValueError(
+                f"hidden must be a non-negative int (0: no MLP), got {hidden!r}"
+            )
+        if d % heads:
+            raise ValueError(f"heads must divide d = {d}, got {heads}")
+        self.heads = heads
+        self.query, self.key, self.value, self.out = (
+            batched.Linear(d, d, bias=False) for _ in range(4)
+        )
+        self.up = batched.Linear(d, hidden, bias=False) if hidden else None
+        self.down = batched.Linear(hidden, d, bias=False) if hidden else None
+
+    def attend(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The residual stream at the relation's position after attention, ``[..., d]``."""
+        *lead, two, d = tokens.shape
+        heads = self.heads
+        q = self.query(tokens[..., 1, :]).reshape(*lead, 1, heads, d // heads)
+        k = self.key(tokens).reshape(*lead, two, heads, d // heads)
+        v = self.value(tokens).reshape(*lead, two, heads, d // heads)
+        weights = torch.softmax(
+            (q * k).sum(-1) / math.sqrt(d // heads), dim=-2
+        )  # (..., 2, heads)
+        mixed = (weights[..., None] * v).sum(-3).reshape(*lead, d)
+        return tokens[..., 1, :] + self.out(mixed)
+
+    def hidden_units(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The MLP's activations ``[..., hidden]`` for each fact's tokens (the keys, in Geva et al.'s reading)."""
+        if self.up is None:
+            raise ValueError("hidden_units needs a layer with an MLP (hidden > 0)")
+        return torch.relu(self.up(self.attend(tokens)))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.attend(tokens)
+        return x if self.up is None else x + self.down(torch.relu(self.up(x)))
+
+
+def fact_table(
+    models: int,
+    subjects: int,
+    relations: int,
+    attributes: int,
+    d: int,
+    *,
+    seed: int,
+    device=None,
+    dtype=None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""``models`` independent sets of ``subjects x relations`` facts, each answered by an attribute drawn uniformly
+    from ``attributes``: the tokens ``[M, n, 2, d]`` (fact :math:`i = s R + r` holds subject :math:`s`'s and relation
+    :math:`r`'s embeddings, unit vectors), the attributes' embeddings ``[M, attributes, d]`` and the answers
+    ``[M, n]`` (torch.long)."""
+    models, subjects, relations, attributes, d = (
+        _validate.positive_int(k, v)
+        for k, v in (
+            ("models", models),
+            ("subjects", subjects),
+            ("relations", relations),
+            ("attributes", attributes),
+            ("d", d),
+        )
+    )
+    if attributes < 2:
+        raise ValueError(f"attributes must be at least 2, got {attributes}")
+    device, dtype = resolve(device, dtype)
+    subject = unit_vectors(models, subjects, d, seed=seed, device=device, dtype=dtype)
+    relation = unit_vectors(
+        models, relations, d, seed=seed + 1, device=device, dtype=dtype
+    )
+    vocabulary = unit_vectors(
+        models, attributes, d, seed=seed + 2, device=device, dtype=dtype
+    )
+    tokens = torch.stack(
+        (
+            subject[:, :, None].expand(-1, -1, relations, -1),
+            relation[:, None].expand(-1, subjects, -1, -1),
+        ),
+        dim=3,
+    ).reshape(models, subjects * relations, 2, d)
+    answers = torch.randint(
+        attributes,
+        (models, subjects * relations),
+        generator=generator(seed + 3, device),
+        device=device,
+    )
+    return tokens, vocabulary, answers
+
+
+def _facts(
+    tokens, vocabulary, answers
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    _validate.tensor("tokens", tokens, min_dim=4)
+    if tokens.dim() != 4 or tokens.shape[2] != 2:
+        raise ValueError(
+            f"tokens must be [models, n, 2, d] (subject, relation), got {tuple(tokens.shape)}"
+        )
+    vocabulary = _stack("vocabulary", vocabulary)
+    _validate.same_device_dtype(tokens=tokens, vocabulary=vocabulary)
+    if (
+        vocabulary.shape[0] != tokens.shape[0]
+        or vocabulary.shape[-1] != tokens.shape[-1]
+    ):
+        raise ValueError(
+            f"vocabulary must be [models, V, d] = [{tokens.shape[0]}, V, {tokens.shape[-1]}], got "
+            f"{tuple(vocabulary.shape)}"
+        )
+    if (
+        not isinstance(answers, torch.Tensor)
+        or answers.dtype != torch.long
+        or answers.shape != tokens.shape[:2]
+    ):
+        raise TypeError(
+            f"answers must be a torch.long tensor [models, n] = {tuple(tokens.shape[:2])}"
+        )
+    if answers.min() < 0 or answers.max() >= vocabulary.shape[1]:
+        raise ValueError(
+            f"answers must be attribute indices in [0, {vocabulary.shape[1]})"
+        )
+    return tokens, vocabulary, answers
+
+
+def train_layers(
+    tokens: torch.Tensor,
+    vocabulary: torch.Tensor,
+    answers: torch.Tensor,
+    *,
+    hidden: int,
+    heads: int = 1,
+    steps: int = 500,
+    lr: float = 0.01,
+    seed: int = 0,
+) -> FactLayer:
+    r"""One :class:`FactLayer` per model of the facts (:func:`fact_table`), trained together as one stack by
+    full-batch Adam on the cross-entropy of the top-1 read, the learning rate decaying along a cosine to zero; each
+    step shows every fact once. Model ``m`` starts from the weights torch draws from ``seed + m``. Returns the stack."""
+    tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
+    steps = _validate.positive_int("steps", steps)
+    lr = _validate.finite_float("lr", lr, positive=True)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    models, n, _, d = tokens.shape
+    layers = []
+    for m in range(models):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed_for(seed + m))
+            layers.append(FactLayer(d, hidden=hidden, heads=heads))
+    stacked = batched.stack(layers).to(device=tokens.device, dtype=tokens.dtype)
+    optimiser = torch.optim.Adam(stacked.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
+    for _ in range(steps):
+        logits = stacked(tokens) @ vocabulary.mT  # (M, n, V)
+        loss = (
+            F.cross_entropy(logits.flatten(0, 1), answers.flatten(), reduction="sum")
+            / n
+        )
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+    return stacked
+
+
+def layer_recall(
+    layer: FactLayer,
+    tokens: torch.Tensor,
+    vocabulary: torch.Tensor,
+    answers: torch.Tensor,
+) -> torch.Tensor:
+    """``[models]``: the fraction of facts whose best-scoring attribute, read from the stacked ``layer``'s output, is
+    the answer (top-1 accuracy)."""
+    if not isinstance(layer, FactLayer):
+        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
+    with torch.no_grad():
+        best = (layer(tokens) @ vocabulary.mT).argmax(-1)
+    return (best == answers).to(tokens.dtype).mean(-1)
+
+
+def parameter_count(d: int, hidden: int) -> int:
+    """The trained numbers of one :class:`FactLayer` of width ``d`` with ``hidden`` MLP units: :math:`4 d^2` for
+    attention and :math:`2 d h` for the MLP.
+
+    >>> parameter_count(16, 64)
+    3072
+    """
+    d = _validate.positive_int("d", d)
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
+        raise ValueError(
+            f"hidden must be a non-negative int (0: no MLP), got {hidden!r}"
+        )
+    return 4 * d * d + 2 * d * hidden
+
+
+def key_value_neurons(
+    layer: FactLayer,
+    tokens: torch.Tensor,
+    vocabulary: torch.Tensor,
+    answers: torch.Tensor,
+    *,
+    relations: int,
+) -> dict[str, torch.Tensor]:
+    r"""Geva et al.'s reading of the MLP of a stacked ``layer`` as keys and values, each measure ``[models]``, over
+    the hidden units that fire on some fact (the live ones):
+
+    * ``agreement``: the fraction whose value, the unit's column of :math:`W_{\text{down}}` scored against the
+      attributes, scores highest the answer of the fact that fires the unit most (chance: one over the attributes);
+    * ``subject``: of the ``relations - 1`` facts that fire a unit most after its first, the fraction that share the
+      first's subject (the unit responds to a subject, as a key to a pattern; chance about ``relations / n``);
+    * ``active``: the fraction of the units that fire on a fact, averaged over the facts.
+    """
+    if not isinstance(layer, FactLayer):
+        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
+    relations = _validate.positive_int("relations", relations)
+    if relations < 2 or tokens.shape[1] % relations:
+        raise ValueError(
+            f"relations must be at least 2 and divide the {tokens.shape[1]} facts, got {relations}"
+        )
+    with torch.no_grad():
+        fired = layer.hidden_units(tokens)  # (M, n, h)
+        live = (fired.amax(1) > 0).to(tokens.dtype)  # (M, h)
+        order = fired.argsort(1, descending=True)[
+            :, :relations
+        ]  # (M, relations, h): the facts that fire it most
+        values = (vocabulary @ layer.down.weight).argmax(
+            1
+        )  # (M, h): each unit's strongest attribute
+        agree = (answers.gather(1, order[:, 0]) == values).to(tokens.dtype)
+        subject = order // relations
+        shared = (subject[:, 1:] == subject[:, :1]).to(tokens.dtype).mean(1)
+        per_live = live.sum(-1).clamp_min(1)
+        return {
+            "agreement": (agree * live).sum(-1) / per_live,
+            "subject": (shared * live).sum(-1) / per_live,
+            "active": (fired > 0).to(tokens.dtype).mean((1, 2)),
+        }
