@@ -3,6 +3,8 @@
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 import torch
 
 from pavlov import facts, theory
@@ -98,6 +100,15 @@ def test_top1_threshold_solves_its_equation():
     assert theory.top1_threshold(32, wide=False) < n
 
 
+@given(st.floats(4.0, 64.0), st.floats(3.0, 500.0), st.floats(0.5, 4.0))
+def test_log_law_capacity_keeps_n_log_n_over_d_squared(d0, n0, factor):
+    n = theory.log_law_capacity(d0 * factor, through=(d0, n0))
+    assert n * math.log(n) / (d0 * factor) ** 2 == pytest.approx(
+        n0 * math.log(n0) / d0**2, rel=1e-9
+    )
+    assert theory.log_law_capacity(d0, through=(d0, n0)) == pytest.approx(n0, rel=1e-9)
+
+
 @pytest.mark.parametrize(
     "call, error",
     [
@@ -138,6 +149,9 @@ def test_top1_threshold_solves_its_equation():
             ValueError,
         ),
         (lambda: theory.top1_threshold(0), ValueError),
+        (lambda: theory.log_law_capacity(0, through=(16, 50)), ValueError),
+        (lambda: theory.log_law_capacity(32, through=(16, 1)), ValueError),
+        (lambda: theory.log_law_capacity(32, through=[16, 50]), TypeError),
     ],
 )
 def test_bad_input_is_refused(call, error):

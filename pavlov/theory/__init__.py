@@ -38,7 +38,7 @@ from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_rad
 from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT)
-from .facts import top1_threshold
+from .facts import log_law_capacity, top1_threshold
 
 __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
            "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS", "KEY_ENSEMBLES",
@@ -48,7 +48,7 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "erasure_damage", "erasure_residual", "gaussian_overlap_isr", "generalisation_moments",
            "hebbian_accuracy_capacity", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_read_bits",
            "hopfield_bit_flip", "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing",
-           "isr_variance", "key_overlap_moments", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
+           "isr_variance", "key_overlap_moments", "linear_isr_bound", "log_law_capacity", "log_sphere_overlap_mgf", "logn_scaled_beta",
            "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr", "norm_rescaling_change", "normalised_strength",
            "oja_repeated_pair", "optimal_decay", "optimal_load", "recall_accuracy", "retrieval_bits", "rounding_scale",
            "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound", "sphere_overlap_moment",
