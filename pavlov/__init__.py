@@ -16,11 +16,11 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 
 __version__ = "0.1.0"
 
-from . import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, stacking,
+from . import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, maps, mqar, phenomena, rules, stacking,
                stats, stimuli, stores, theory, timing)
 from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup
 from .stimuli import random_stimuli
 
-__all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "generator", "hopfield",
+__all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "facts", "generator", "hopfield",
            "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",
            "stats", "stimuli", "stores", "theory", "timing"]

@@ -264,7 +264,22 @@ def noisy_channel():
     return fig
 
 
+def facts_in_a_matrix():
+    """Chapter 14: a fact in a linear memory: the key times W, scored against every attribute, the best answers."""
+    fig, ax = _canvas(2.8)
+    _box(ax, 1.2, 6.0, "key $k$\nsubject +\nrelation\n(the bell)", width=2.2, height=2.6, color=1)
+    _box(ax, 4.0, 6.0, "matrix $W$\n$d \\times d$", width=1.9, height=2.0, color=2)
+    _box(ax, 8.4, 6.0, "scores $u_y \\cdot W k$\nbest = answer\n(the food)", width=2.9, height=2.6, color=4)
+    _arrow(ax, (2.3, 6.0), (3.05, 6.0))
+    _arrow(ax, (4.95, 6.0), (6.95, 6.0), text="read $W k$", offset=(0.0, 0.5))
+    _box(ax, 4.0, 1.6, "written: Hebbian $\\sum u_i k_i^\\top$, least squares,\nor trained on the cross-entropy; "
+         "one fact\nedited by a rank-one write", width=7.6, height=2.2, color=0, filled=False)
+    _arrow(ax, (4.0, 2.7), (4.0, 5.0))
+    return fig
+
+
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
             "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
-            "ch8": regression_ladder, "ch9": mqar_sequence, "ch12": noisy_channel}
+            "ch8": regression_ladder, "ch9": mqar_sequence, "ch12": noisy_channel,
+            "ch14": facts_in_a_matrix}
 """Each chapter's concept diagram, by chapter."""

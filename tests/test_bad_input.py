@@ -29,7 +29,7 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, batched, book, channel, claims, conditioning, drift, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
+from pavlov import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
                     stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
@@ -909,6 +909,87 @@ CASES += each(theory.hebbian_read_bits, "n_memories", ((1, "one"),))
 spec(theory.decay_retrieval_bits, lambda: {"gamma": 0.9, "d": 4, "length": 5, "d_value": 2},
      ints=("d", "length", "d_value"), probabilities=("gamma",))
 CASES += each(theory.decay_retrieval_bits, "gamma", ((0.0, "zero"),))
+
+# --- facts ---
+
+
+def fact_pairs() -> dict:
+    return {"keys": t(2, 5, 4), "values": t(2, 5, 4)}
+
+
+def fact_layer() -> facts.FactLayer:
+    return batched.stack([facts.FactLayer(4, hidden=8, heads=2) for _ in range(2)]).double()
+
+
+def fact_table() -> tuple:
+    return facts.fact_table(2, 3, 2, 4, 4, seed=0, **F64)
+
+
+spec(facts.unit_vectors, lambda: {"models": 2, "n": 3, "d": 4, "seed": 0, **F64}, ints=("models", "n", "d"))
+spec(facts.scores, lambda: {"memory": t(2, 4, 4), "queries": t(2, 3, 4), "vocabulary": t(2, 5, 4)},
+     tensors={"memory": 3, "queries": 3, "vocabulary": 3}, finite=False)
+CASES += (each(facts.scores, "queries", ((t(2, 3, 5), "width-mismatch"), (t(3, 3, 4), "models-mismatch")))
+          + each(facts.scores, "vocabulary", ((t(2, 5, 3), "width-mismatch"),)))
+spec(facts.recall, lambda: {"memory": t(2, 4, 4), "queries": t(2, 3, 4), "vocabulary": t(2, 5, 4)})
+CASES += each(facts.recall, "answers", ((torch.zeros(3), "float"), (torch.zeros(4, dtype=torch.long), "length")))
+spec(facts.train, lambda: {**fact_pairs(), "steps": 1}, ints=("steps",), positive=("lr",))
+CASES += each(facts.train, "values", ((t(2, 4, 4), "count-mismatch"), (t(5, 4), "rank")))
+spec(facts.write, lambda: {"method": "hebbian", **fact_pairs()}, options=("method",))
+CASES += [bad(facts.write, {"steps": 3}, "training", "not-trained")]
+spec(facts.fact_bits, lambda: {"n_facts": 3, "accuracy": 0.9, "vocabulary": 8}, ints=("n_facts", "vocabulary"),
+     probabilities=("accuracy",))
+CASES += each(facts.fact_bits, "vocabulary", ((1, "one"),))
+spec(facts.quantise, lambda: {"weights": t(2, 4, 4), "bits": 8}, ints=("bits",))
+CASES += each(facts.quantise, "bits", ((1, "one"),)) + each(facts.quantise, "weights", (([1.0], "list"),))
+spec(facts.edit_target, lambda: {"memory": t(2, 4, 4), "key": t(2, 4), "vocabulary": t(2, 5, 4), "new": 1, "steps": 2},
+     ints=("steps",), positive=("lr", "margin"))
+CASES += each(facts.edit_target, "new", ((5, "out-of-range"), (-1, "negative"), (True, "bool"), (1.0, "float")))
+spec(facts.edit, lambda: {"method": "rome", "memory": t(2, 4, 4), "key": t(2, 4), "target": t(2, 4), "keys": t(2, 5, 4)},
+     nonnegative=("ridge",), options=("method",))
+CASES += (each(facts.edit, "key", ((t(3, 4), "models-mismatch"), (t(2, 2, 4), "rank")))
+          + each(facts.edit, "target", ((t(3, 4), "models-mismatch"),)) + each(facts.edit, "keys", ((None, "missing"),)))
+
+
+def outcome_args() -> dict:
+    return {"memory": t(2, 4, 4), "keys": t(2, 5, 4), "vocabulary": t(2, 6, 4), "fact": 0, "new": 5,
+            "before": torch.zeros(2, 5, dtype=torch.long), "noise": t(2, 3, 4)}
+
+
+spec(facts.edit_outcome, outcome_args)
+CASES += (each(facts.edit_outcome, "fact", ((5, "out-of-range"), (True, "bool")))
+          + each(facts.edit_outcome, "new", ((6, "out-of-range"), (-1, "negative")))
+          + each(facts.edit_outcome, "before", ((torch.zeros(2, 4, dtype=torch.long), "shape"), ([0], "list")))
+          + each(facts.edit_outcome, "noise", ((t(3, 4), "rank"),)))
+spec(facts.FactLayer, lambda: {"d": 4, "hidden": 8, "heads": 2}, ints=("d", "heads"))
+CASES += (each(facts.FactLayer, "hidden", ((-1, "negative"), (2.0, "float"), (True, "bool")))
+          + each(facts.FactLayer, "heads", ((3, "not-dividing"),)))
+spec(facts.fact_table, lambda: {"models": 2, "subjects": 3, "relations": 2, "attributes": 4, "d": 4, "seed": 0, **F64},
+     ints=("models", "subjects", "relations", "attributes", "d"))
+CASES += each(facts.fact_table, "attributes", ((1, "one"),))
+
+
+def layer_args() -> dict:
+    tokens, vocabulary, answers = fact_table()
+    return {"tokens": tokens, "vocabulary": vocabulary, "answers": answers}
+
+
+spec(facts.train_layers, lambda: {**layer_args(), "hidden": 8, "heads": 2, "steps": 1}, ints=("steps",),
+     positive=("lr",))
+CASES += (each(facts.train_layers, "tokens", ((t(2, 6, 3, 4), "three-tokens"), ([1.0], "list"), (t(6, 2, 4), "rank")))
+          + each(facts.train_layers, "vocabulary", ((t(2, 4, 3), "width-mismatch"), (t(3, 4, 4), "models-mismatch")))
+          + each(facts.train_layers, "answers", ((torch.zeros(2, 6), "float"), (torch.full((2, 6), 4), "out-of-range"),
+                                                 (torch.zeros(2, 5, dtype=torch.long), "shape")))
+          + each(facts.train_layers, "seed", ((-1, "negative"), (1.5, "float")))
+          + each(facts.train_layers, "hidden", ((-1, "negative"),)))
+spec(facts.layer_recall, lambda: {"layer": fact_layer(), **layer_args()})
+CASES += (each(facts.layer_recall, "layer", (("x", "str"),))
+          + each(facts.layer_recall, "answers", ((torch.full((2, 6), -1), "negative"),)))
+spec(facts.parameter_count, lambda: {"d": 4, "hidden": 8}, ints=("d",))
+CASES += each(facts.parameter_count, "hidden", ((-1, "negative"), (2.0, "float")))
+spec(facts.key_value_neurons, lambda: {"layer": fact_layer(), **layer_args(), "relations": 2}, ints=("relations",))
+CASES += (each(facts.key_value_neurons, "relations", ((4, "not-dividing"), (1, "one")))
+          + each(facts.key_value_neurons, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
+                                                      "no-mlp"), (3, "int"))))
 
 # --- hopfield ---
 

@@ -19,6 +19,7 @@ Modules:
 - :mod:`~pavlov.theory.cues`: noisy cues and basins of attraction
 - :mod:`~pavlov.theory.hopfield`: the classical Hopfield network
 - :mod:`~pavlov.theory.channel`: retrieval as a channel: bits per read and per stored number
+- :mod:`~pavlov.theory.facts`: facts in a linear memory read by top-1: the n ln n ~ d^2 / 2 threshold
 """
 
 # The registry is filled as its modules are imported: interference first, then mlp and softmax.
@@ -50,6 +51,7 @@ from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_l
                       quantised_pair_bits, hopfield_one_step_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT,
                       QUANTISER_RANGE)
 
+from .facts import log_law_capacity, top1_threshold
 __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
            "HEBBIAN_ERASURE_RULES", "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS",
            "KEY_ENSEMBLES", "MATRIX_STORES", "PAIR_STORES", "PHENOMENON_NAMES", "QUANTISER_RANGE", "UNIT_ROUNDOFF",
@@ -60,12 +62,12 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "hebbian_accuracy_capacity", "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift",
            "hebbian_erasure", "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits",
            "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance",
-           "key_overlap_moments", "least_squares_index", "linear_isr_bound", "linear_read_mse",
+           "key_overlap_moments", "least_squares_index", "linear_isr_bound", "linear_read_mse", "log_law_capacity",
            "log_sphere_overlap_mgf", "logn_scaled_beta", "matched_ridge", "modern_critical_beta",
            "modern_retrieval_weight", "nearest_key_accuracy", "noisy_cue_gain", "noisy_cue_isr",
            "norm_rescaling_change", "normalised_strength", "oja_fixed_point", "oja_repeated_pair", "optimal_decay",
            "optimal_load", "quantisation_noise", "quantised_pair_bits", "recall_accuracy", "rescorla_wagner_index",
            "retrieval_bits", "rounding_scale", "softmax_beta_for_isr", "softmax_moment_limit", "source_error_bound",
            "sphere_overlap_moment", "sphere_overlap_moments", "stacked_error", "stacked_error_bound",
-           "stored_numbers", "stream_signal", "target_wins_probability", "welch_bound", "worst_case_capacity",
-           "yarn_scaled_beta"]
+           "stored_numbers", "stream_signal", "target_wins_probability", "top1_threshold", "welch_bound",
+           "worst_case_capacity", "yarn_scaled_beta"]

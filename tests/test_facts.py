@@ -1,0 +1,189 @@
+"""Facts in a linear memory (chapter 14): the writes, the top-1 read, bits, quantisation and the rank-one edit."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+import torch
+
+from pavlov import facts, theory
+
+D, N, M = 16, 12, 3
+
+
+def _pairs(n=N, d=D, dtype=torch.float64):
+    return (
+        facts.unit_vectors(M, n, d, seed=1, dtype=dtype, device="cpu"),
+        facts.unit_vectors(M, n, d, seed=2, dtype=dtype, device="cpu"),
+    )
+
+
+def test_unit_vectors_are_unit():
+    x = facts.unit_vectors(2, 5, 7, seed=0, device="cpu")
+    assert x.shape == (2, 5, 7) and torch.allclose(x.norm(dim=-1), torch.ones(2, 5))
+
+
+def test_least_squares_recalls_below_d_and_hebbian_is_the_outer_product_sum():
+    keys, values = _pairs()
+    assert torch.equal(
+        facts.recall(facts.write("least_squares", keys, values), keys, values),
+        torch.ones(M, dtype=keys.dtype),
+    )
+    w = facts.write("hebbian", keys, values)
+    assert torch.allclose(
+        w[0], sum(torch.outer(values[0, i], keys[0, i]) for i in range(N))
+    )
+
+
+def test_training_recalls_what_it_is_given():
+    keys, values = _pairs(n=40, dtype=torch.float32)
+    w = facts.write("trained", keys, values, steps=200, lr=0.1)
+    assert facts.recall(w, keys, values).min() == 1
+
+
+def test_rome_edit_reads_the_target_and_spares_the_other_keys_below_d():
+    keys, values = _pairs()
+    w = facts.write("least_squares", keys, values)
+    target = values[:, 1]
+    for rule in ("rome", "delta"):
+        edited = facts.edit(rule, w, keys[:, 0], target, keys=keys)
+        assert torch.allclose(
+            edited @ keys[:, 0, :, None], target[..., None], atol=1e-10
+        )
+    edited = facts.edit("rome", w, keys[:, 0], target, keys=keys)
+    assert torch.allclose(
+        keys[:, 1:] @ edited.mT, keys[:, 1:] @ w.mT, atol=1e-8
+    )  # C^+ k_* is orthogonal to the rest
+
+
+def test_edit_target_makes_the_new_attribute_win():
+    keys, values = _pairs()
+    w = facts.write("least_squares", keys, values)
+    read = facts.edit_target(w, keys[:, 0], values, 5)
+    assert ((values @ read[..., None])[..., 0].argmax(-1) == 5).all()
+
+
+def test_edit_outcome_counts_success_and_damage():
+    keys, values = _pairs()
+    w = facts.write("least_squares", keys, values)
+    before = facts.scores(w, keys, values).argmax(-1)
+    edited = facts.edit(
+        "rome", w, keys[:, 0], facts.edit_target(w, keys[:, 0], values, 5), keys=keys
+    )
+    out = facts.edit_outcome(
+        edited, keys, values, 0, 5, before, torch.zeros(M, 2, D, dtype=keys.dtype)
+    )
+    assert (
+        out["success"].min() == 1
+        and out["paraphrase"].min() == 1
+        and out["damage"].max() == 0
+    )
+
+
+def test_fact_bits_and_quantise():
+    assert facts.fact_bits(10, 1.0, 1024) == 100.0
+    assert facts.fact_bits(10, 1 / 1024, 1024) == pytest.approx(
+        0.0, abs=1e-9
+    )  # chance: nothing
+    w = torch.randn(2, 4, 4, dtype=torch.float64)
+    q = facts.quantise(w, 8)
+    assert (q - w).abs().max() <= w.abs().amax() / 127 / 2 + 1e-12
+    assert (
+        len(torch.unique(facts.quantise(w, 2)[0])) <= 3
+    )  # a sign and one magnitude per matrix
+
+
+def test_top1_threshold_solves_its_equation():
+    n = theory.top1_threshold(32)
+    assert n * math.log(n) == pytest.approx(32**2 / 2, rel=1e-9)
+    assert theory.top1_threshold(32, wide=False) < n
+
+
+@given(st.floats(4.0, 64.0), st.floats(3.0, 500.0), st.floats(0.5, 4.0))
+def test_log_law_capacity_keeps_n_log_n_over_d_squared(d0, n0, factor):
+    n = theory.log_law_capacity(d0 * factor, through=(d0, n0))
+    assert n * math.log(n) / (d0 * factor) ** 2 == pytest.approx(
+        n0 * math.log(n0) / d0**2, rel=1e-9
+    )
+    assert theory.log_law_capacity(d0, through=(d0, n0)) == pytest.approx(n0, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: facts.unit_vectors(0, 2, 2, seed=0), ValueError),
+        (lambda: facts.write("oja", *_pairs()), ValueError),
+        (lambda: facts.write("hebbian", *_pairs(), steps=3), TypeError),
+        (
+            lambda: facts.write("hebbian", torch.ones(3, 4), torch.ones(3, 4)),
+            ValueError,
+        ),
+        (
+            lambda: facts.recall(
+                torch.zeros(M, D, D),
+                *_pairs(dtype=torch.float32),
+                answers=torch.zeros(N),
+            ),
+            TypeError,
+        ),
+        (lambda: facts.fact_bits(3, 1.5, 10), ValueError),
+        (lambda: facts.fact_bits(3, 0.5, 1), ValueError),
+        (lambda: facts.quantise(torch.ones(2, 2), 1), ValueError),
+        (
+            lambda: facts.edit(
+                "rome", torch.zeros(M, D, D), torch.ones(M, D), torch.ones(M, D)
+            ),
+            ValueError,
+        ),
+        (
+            lambda: facts.edit(
+                "delta", torch.zeros(M, D, D), torch.ones(M + 1, D), torch.ones(M, D)
+            ),
+            ValueError,
+        ),
+        (
+            lambda: facts.edit_target(
+                torch.zeros(M, D, D), torch.ones(M, D), torch.ones(M, 4, D), 4
+            ),
+            ValueError,
+        ),
+        (lambda: theory.top1_threshold(0), ValueError),
+        (lambda: theory.log_law_capacity(0, through=(16, 50)), ValueError),
+        (lambda: theory.log_law_capacity(32, through=(16, 1)), ValueError),
+        (lambda: theory.log_law_capacity(32, through=[16, 50]), TypeError),
+    ],
+)
+def test_bad_input_is_refused(call, error):
+    with pytest.raises(error):
+        call()
+
+
+def test_fact_layer_counts_its_parameters_and_learns_a_small_table():
+    tokens, vocabulary, answers = facts.fact_table(2, 6, 2, 8, 8, seed=3, device="cpu")
+    assert tokens.shape == (2, 12, 2, 8) and answers.shape == (2, 12)
+    assert torch.equal(tokens[:, 5, 0], tokens[:, 4, 0]) and torch.equal(
+        tokens[:, 5, 1], tokens[:, 1, 1]
+    )  # s R + r
+    layer = facts.train_layers(
+        tokens, vocabulary, answers, hidden=16, heads=4, steps=200, lr=0.03, seed=1
+    )
+    assert sum(p[0].numel() for p in layer.parameters()) == facts.parameter_count(8, 16)
+    assert facts.layer_recall(layer, tokens, vocabulary, answers).min() == 1
+    alone = facts.train_layers(
+        tokens[1:],
+        vocabulary[1:],
+        answers[1:],
+        hidden=16,
+        heads=4,
+        steps=200,
+        lr=0.03,
+        seed=2,
+    )
+    assert torch.allclose(
+        alone.up.weight[0], layer.up.weight[1], atol=1e-4
+    )  # a stack trains each model alone
+    neurons = facts.key_value_neurons(layer, tokens, vocabulary, answers, relations=2)
+    assert all(
+        v.shape == (2,) and ((v >= 0) & (v <= 1)).all() for v in neurons.values()
+    )
