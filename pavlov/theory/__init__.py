@@ -34,7 +34,7 @@ from .softmax import softmax_moment_limit, softmax_beta_for_isr, logn_scaled_bet
 from .stacking import stacked_error, stacked_error_bound, source_error_bound, bound_optimal_heads
 from .forgetting import (decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair, stream_signal,
                          delta_isr, delta_horizon, oja_fixed_point)
-from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_erasure, ERASURE_RULES,
+from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_erasure, downdate_gap, ERASURE_RULES,
                       HEBBIAN_ERASURE_RULES)
 from .phenomena import rescorla_wagner_index, least_squares_index, PHENOMENON_NAMES
 from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
@@ -50,7 +50,7 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "KEY_ENSEMBLES", "MATRIX_STORES", "PAIR_STORES", "PHENOMENON_NAMES", "QUANTISER_RANGE", "UNIT_ROUNDOFF",
            "WORST_CASE_METHODS", "acquisition_moments", "all_within_probability", "attention_cost", "basin_radius",
            "binary_channel_bits", "bits_per_number", "bound_optimal_heads", "capacity", "decay_horizon", "decay_isr",
-           "decay_retrieval_bits", "delta_horizon", "delta_isr", "erasure_change", "erasure_damage",
+           "decay_retrieval_bits", "delta_horizon", "downdate_gap", "delta_isr", "erasure_change", "erasure_damage",
            "erasure_residual", "gaussian_overlap_isr", "generalisation_moments", "hebbian_accuracy_capacity",
            "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_erasure",
            "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits", "hopfield_retrieval_overlap",
