@@ -689,6 +689,9 @@ for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change
               bad(fn, {"foo": 1}, "foo", "unknown-parameter"),
               bad(fn, {"rule": "kalman", "beta": MISSING, "ridge": 0.0}, "ridge", "foreign-parameter")]
 CASES.append(bad(theory.erasure_change, {"n_memories": 5}, "n_memories", "beyond-d_key-delta"))
+spec(theory.gated_blocking_index, lambda: {"gamma": 0.95, "beta": 0.2, "n": 30}, ints=("n",), probabilities=("gamma",))
+CASES += each(theory.gated_blocking_index, "beta", ((0.5, "half"), (0.0, "zero"), (NAN, "nan")))
+CASES += each(theory.gated_blocking_index, "gamma", ((0.0, "zero"),))
 spec(theory.downdate_gap, lambda: {"d_key": 4, "n_memories": 6, "overlap": 0.3}, ints=("d_key", "n_memories"))
 CASES += each(theory.downdate_gap, "n_memories", ((1, "one"),)) + each(theory.downdate_gap, "overlap", ((1.0, "one"),))
 for fn in (theory.retrieval_bits, theory.bits_per_number):

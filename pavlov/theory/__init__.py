@@ -36,7 +36,7 @@ from .forgetting import (decay_isr, decay_horizon, optimal_decay, hebbian_drift,
                          delta_isr, delta_horizon, oja_fixed_point)
 from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_erasure, downdate_gap, ERASURE_RULES,
                       HEBBIAN_ERASURE_RULES)
-from .phenomena import rescorla_wagner_index, least_squares_index, PHENOMENON_NAMES
+from .phenomena import rescorla_wagner_index, least_squares_index, gated_blocking_index, PHENOMENON_NAMES
 from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
 from .hopfield import (hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD,
                       modern_critical_beta, modern_retrieval_weight)
@@ -55,7 +55,7 @@ __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP"
            "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift", "hebbian_erasure",
            "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits", "hopfield_retrieval_overlap",
            "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance", "key_overlap_moments",
-           "least_squares_index", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
+           "gated_blocking_index", "least_squares_index", "linear_isr_bound", "log_sphere_overlap_mgf", "logn_scaled_beta",
            "modern_critical_beta", "modern_retrieval_weight", "nearest_key_accuracy", "noisy_cue_gain",
            "noisy_cue_isr", "norm_rescaling_change", "normalised_strength", "oja_fixed_point", "oja_repeated_pair",
            "optimal_decay", "optimal_load", "quantisation_noise", "quantised_pair_bits", "recall_accuracy",
