@@ -42,6 +42,7 @@ as a layer that L2-normalises its keys (DeltaNet) sees it: AB is :math:`(e_A + e
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -355,7 +356,8 @@ class PhenomenaTable:
         return {rule: {name: ok for name, (_, ok) in row.items()} for rule, row in self.results.items()}
 
     def _cell(self, index: float, ok: bool, cross: str = "✗") -> str:
-        shown = "∞" if index == float("inf") else f"{index:.2f}".replace("-0.00", "0.00")
+        # no index where the ratio has nothing to compare (a control below the floor, no inhibitor formed)
+        shown = f"{index:.2f}".replace("-0.00", "0.00") if math.isfinite(index) else "n/a"
         return f"{'✓' if ok else cross} ({shown})"
 
     def _repr_html_(self) -> str:

@@ -721,10 +721,12 @@ ERASE_RULES: dict[str, dict[str, float | int]] = {
     "delta_neutral": {"beta": 1.0, "steps": 1},
     "anti_hebbian": {"alpha": 1.0},
     "kalman": {"noise": 1.0, "steps": 1, "ridge": 0.0},
+    "downdate": {},
     "retrain": {},
 }
 """The rules :func:`erase` erases with, and their parameters with their defaults; ``"retrain"`` is the baseline,
-the store written again without the pair (a downdate: the store that never learned it)."""
+the store written again without the pair (the store that never learned it), and ``"downdate"`` the one rank-one
+write that reaches it from the stored one."""
 
 ERASE_STORES = {"least_squares": LeastSquaresStore, "hebbian": HebbianStore}
 """The stores :func:`erase` writes the memories into before erasing one."""
@@ -783,12 +785,32 @@ def _retrained(store: HebbianStore, target: int) -> torch.Tensor:
     return type(store)(store.keys[..., others, :], store.values[..., others, :]).matrix
 
 
+def _downdate(store: HebbianStore, key: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    r"""The least-squares store without the pair ``(key, value)`` (``[..., 1, d]``), reached by one rank-one write.
+
+    The write runs along :math:`u = P k_t^\top`, :math:`P = (K^\top K)^+` the state the Kalman write carries, with
+    leverage :math:`h = k_t P k_t^\top`. Beyond capacity (:math:`h < 1`) it is the recursive-least-squares downdate
+    (Sherman-Morrison), a Kalman write of the pair's own value at noise :math:`-1`:
+    :math:`S_0 - u\, (v_t - k_t S_0) / (1 - h)`. Below capacity :math:`h = 1` and :math:`k_t S_0 = v_t`; the retrained
+    store differs from :math:`S_0` only along :math:`u`, the one direction of the keys' span that the other keys
+    do not see, and is :math:`S_0` projected off it: :math:`S_0 - u\, (u^\top S_0) / \lVert u \rVert^2`.
+    """
+    state = store.matrix
+    u = store.duals.mT @ (store.duals @ key.mT)                                # P k_t^T, [..., d_k, 1]
+    if store.keys.shape[-2] <= store.keys.shape[-1]:                           # n <= d: the keys span no more than n
+        return state - u @ (u.mT @ state) / u.pow(2).sum(-2, keepdim=True)
+    leverage = key @ u                                                          # h, [..., 1, 1]
+    return state - u @ (value - key @ state) / (1 - leverage)
+
+
 def _erased_store(rule: str, store: HebbianStore, target: int, params: dict) -> torch.Tensor:
     """The state ``[..., d_k, d_v]`` after ``rule`` erases memory ``target`` from ``store``, written from its matrix."""
     keys, values, state = store.keys, store.values, store.matrix
     if rule == "retrain":
         return _retrained(store, target)
     key, value = keys[..., target:target + 1, :], values[..., target:target + 1, :]         # [..., 1, d]
+    if rule == "downdate":
+        return _downdate(store, key, value)
     if rule == "anti_hebbian":                 # S0 - alpha k_t^T v_t: the Hebbian write of (k_t, -v_t)
         return rules.hebbian(key, key, -value, alpha=params["alpha"], initial_state=state)[1]
     key = key.expand(*key.shape[:-2], params["steps"], -1)                                 # the same pairing, repeated
@@ -835,8 +857,12 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
       other :math:`n - 1` values, what the store recalls on average.
     * ``"anti_hebbian"``: the Hebbian write of :math:`(k_t, -v_t)` at rate ``alpha`` (default 1),
       :math:`S = S_0 - \alpha\, k_t^\top v_t`: exactly what a Hebbian write of the pair added is taken away.
-    * ``"retrain"``: the baseline, no write but the store written again from the other :math:`n - 1` memories
-      (a downdate), the store that never learned the pair.
+    * ``"retrain"``: the baseline, no write but the store written again from the other :math:`n - 1` memories,
+      the store that never learned the pair.
+    * ``"downdate"``: one rank-one write that lands on it, along :math:`u = P k_t^\top` with the Kalman write's
+      state :math:`P = (K^\top K)^+` and :math:`h = k_t P k_t^\top`: :math:`S_0 - u\, (v_t - k_t S_0)/(1 - h)` beyond
+      capacity (the recursive-least-squares downdate), :math:`S_0 - u\, (u^\top S_0)/\lVert u \rVert^2` below it,
+      where :math:`h = 1`. Like the anti-Hebbian write it needs the pair's value, and like the Kalman write :math:`P`.
     * ``"kalman"``: ``steps`` Kalman writes of :math:`(k_t, 0)` with observation noise ``noise``, from the
       posterior covariance after the :math:`n` stored pairs at unit noise, :math:`P = (K^\top K + \mathrm{ridge}\, I)^{-1}`
       (``ridge = 0``, the default: its limit on the keys' span, :math:`(K^\top K)^+`). The erasing pairings
@@ -870,8 +896,8 @@ def erase(rule: str, d_key: int, n_memories: int, *, trials: int, target: int = 
     """
     _validate.option("rule", rule, tuple(ERASE_RULES))
     _validate.option("store", store, tuple(ERASE_STORES))
-    if store == "hebbian" and rule == "kalman":
-        raise ValueError("store must be 'least_squares' for the Kalman write: its covariance is the least-squares "
+    if store == "hebbian" and rule in ("kalman", "downdate"):
+        raise ValueError(f"store must be 'least_squares' for the {rule} write: its covariance is the least-squares "
                          "store's posterior, which the Hebbian store does not carry")
     d_key = _validate.positive_int("d_key", d_key)
     n_memories = _validate.positive_int("n_memories", n_memories)

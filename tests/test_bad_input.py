@@ -448,6 +448,7 @@ CASES += (each(stores.measure_capacity, "spread", ((1.0, "one"),))
           + each(stores.measure_capacity, "seed", ((-1, "negative"),)))
 CASES += each(stores.erase, "store", (("linear", "unknown"),))
 CASES.append(bad(stores.erase, {"rule": "kalman", "store": "hebbian"}, "store", "kalman-on-hebbian"))
+CASES.append(bad(stores.erase, {"rule": "downdate", "store": "hebbian"}, "store", "downdate-on-hebbian"))
 spec(theory.hebbian_erasure, lambda: {"rule": "delta_zero", "d_key": 4, "n_memories": 3, "beta": 0.5, "steps": 2},
      ints=("d_key", "n_memories", "steps"), nonnegative=("beta",), options=("rule",))
 CASES += [bad(theory.hebbian_erasure, {"n_memories": 1}, "n_memories", "one"),
@@ -631,6 +632,8 @@ spec(theory.decay_horizon, lambda: {"gamma": 0.9, "d": 8, "length": 10}, probabi
 CASES += each(theory.decay_horizon, "gamma", ((1.0, "one"), (0.0, "zero")))
 spec(theory.optimal_decay, lambda: {"d": 8}, ints=("d",))
 CASES += each(theory.optimal_decay, "exact", (("yes", "string"), (1, "int")))
+CASES += each(theory.optimal_decay, "threshold", ((0.0, "zero"), (-1.0, "negative"), (NAN, "nan")))
+CASES += each(theory.decay_horizon, "threshold", ((0.0, "zero"), (INF, "inf")))
 spec(theory.hebbian_drift, lambda: {"epochs_old": 3, "epochs_new": 4, "n_pairs": 2, "d": 8},
      nonnegative=("epochs_old", "epochs_new"), ints=("n_pairs", "d"))
 spec(theory.oja_repeated_pair, lambda: {"k": t(3), "v": t(2), "alpha": 0.1, "steps": 5},
@@ -697,6 +700,11 @@ for fn in (theory.erasure_residual, theory.erasure_damage, theory.erasure_change
               bad(fn, {"foo": 1}, "foo", "unknown-parameter"),
               bad(fn, {"rule": "kalman", "beta": MISSING, "ridge": 0.0}, "ridge", "foreign-parameter")]
 CASES.append(bad(theory.erasure_change, {"n_memories": 5}, "n_memories", "beyond-d_key-delta"))
+spec(theory.gated_blocking_index, lambda: {"gamma": 0.95, "beta": 0.2, "n": 30}, ints=("n",), probabilities=("gamma",))
+CASES += each(theory.gated_blocking_index, "beta", ((0.5, "half"), (0.0, "zero"), (NAN, "nan")))
+CASES += each(theory.gated_blocking_index, "gamma", ((0.0, "zero"),))
+spec(theory.downdate_gap, lambda: {"d_key": 4, "n_memories": 6, "overlap": 0.3}, ints=("d_key", "n_memories"))
+CASES += each(theory.downdate_gap, "n_memories", ((1, "one"),)) + each(theory.downdate_gap, "overlap", ((1.0, "one"),))
 for fn in (theory.retrieval_bits, theory.bits_per_number):
     spec(fn, lambda: {"store": "softmax", "d_key": 4, "n_memories": 3, "d_value": 2, "beta": 2.0}, positive=("beta",),
          options=("store", "keys"), ints=("d_key", "n_memories", "d_value"))

@@ -85,7 +85,7 @@ RULES = cases(("delta_zero", "delta_zero", {}), ("delta_zero-partial", "delta_ze
               ("delta_neutral", "delta_neutral", {}), ("delta_neutral-partial", "delta_neutral", {"beta": 0.7}),
               ("anti_hebbian", "anti_hebbian", {}), ("anti_hebbian-half", "anti_hebbian", {"alpha": 0.5}),
               ("kalman", "kalman", {}), ("kalman-sure", "kalman", {"noise": 0.1, "steps": 2}),
-              ("retrain", "retrain", {}))
+              ("retrain", "retrain", {}), ("downdate", "downdate", {}))
 FORMS = {"residual": theory.erasure_residual, "damage": theory.erasure_damage, "change": theory.erasure_change}
 
 
@@ -165,8 +165,20 @@ def test_below_capacity_error_and_gap_are_the_change(rule, overlap):
 
 
 def test_kalman_needs_the_least_squares_store():
-    with pytest.raises(ValueError, match="store"):
-        erase("kalman", 8, store="hebbian")
+    for rule in ("kalman", "downdate"):
+        with pytest.raises(ValueError, match="store"):
+            erase(rule, 8, store="hebbian")
+
+
+@pytest.mark.parametrize("n", [2, 5, 16, 31, 33, 40, 64])
+@pytest.mark.parametrize("overlap", [None, 0.3])
+def test_downdate_is_the_retrained_store(n, overlap):
+    # one rank-one write lands on the store written without the pair, below capacity and beyond: the same
+    # draws (one seed) give the same target read-out, and the others' read-outs differ by rounding
+    down, retrained = (erase(rule, n, overlap, trials=20, seed=n) for rule in ("downdate", "retrain"))
+    assert down.gap <= 1e6 * ROUNDING ** 2 and theory.downdate_gap(D, n, overlap=overlap) == 0.0
+    for a, b in zip(down[:-1], retrained[:-1]):
+        assert a == pytest.approx(b, abs=1e3 * ROUNDING)
 
 
 # --- determinism, devices and dtypes -----------------------------------------------------------------

@@ -355,3 +355,20 @@ def test_the_rectified_delta_rule_keeps_the_inhibitor_and_the_diagonal_filter_re
     diagonal = ph.phenomenon_index("latent_inhibition", "kalman", n=N, drift=0.05, diagonal=True, elemental=True,
                                    device=DEVICE)[0]
     assert diagonal == pytest.approx(full, rel=1e-10)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.99, 0.95, 0.9])
+@pytest.mark.parametrize("n", [5, 30])
+def test_gated_blocking_index_is_its_closed_form(gamma, n):
+    # A's lead over B decays as gamma^n during the compound trials; at gamma = 1 the Rescorla-Wagner index
+    measured, _ = ph.phenomenon_index("blocking", "gated_delta", gamma=gamma, beta=0.2, n=n,
+                                             device="cpu", dtype=torch.float64)
+    assert measured == pytest.approx(theory.gated_blocking_index(gamma=gamma, beta=0.2, n=n), abs=1e-12)
+    if gamma == 1.0:
+        assert measured == pytest.approx(theory.rescorla_wagner_index("blocking", n=n, beta=0.2), abs=1e-12)
+
+
+def test_degenerate_indices_are_shown_as_not_applicable():
+    table = ph.PhenomenaTable({"r": {p: (float("-inf") if p == "inhibitor_kept" else float("inf")
+                                                if p == "blocking" else 0.5, False) for p in ph.PHENOMENA}})
+    assert "n/a" in repr(table) and "inf" not in repr(table) and "n/a" in table._repr_html_()

@@ -67,6 +67,27 @@ def test_decay_horizon_is_where_isr_crosses_one(gamma, d, length):
                                                                                            length=length)
 
 
+@pytest.mark.parametrize("threshold", [0.25, 0.5, 2.0, 4.0])
+@pytest.mark.parametrize("gamma, d", [(0.9, 8), (0.97, 64), (0.993, 64)])
+def test_decay_horizon_at_a_threshold_is_where_isr_crosses_it(gamma, d, threshold):
+    horizon = theory.decay_horizon(gamma=gamma, d=d, threshold=threshold)
+    age = math.floor(horizon)
+    if horizon < 0:
+        assert theory.decay_isr(0, gamma=gamma, d=d) > threshold
+        return
+    assert theory.decay_isr(age, gamma=gamma, d=d) <= threshold < theory.decay_isr(age + 1, gamma=gamma, d=d)
+
+
+@pytest.mark.parametrize("threshold", [0.5, 2.0, 4.0])
+def test_optimal_decay_at_a_threshold(threshold):
+    # the optimum (theta d + 1)/e - 1/2 + O(1/d), and no gamma nearby does better
+    gamma, horizon = theory.optimal_decay(256, exact=True, threshold=threshold)
+    assert horizon == pytest.approx((threshold * 256 + 1) / math.e - 0.5, abs=1 / 64)
+    for other in (gamma - 1e-3, gamma + 1e-3):
+        assert theory.decay_horizon(gamma=other, d=256, threshold=threshold) < horizon
+    assert theory.optimal_decay(256, threshold=threshold)[1] == pytest.approx((threshold * 256 + 1) / math.e)
+
+
 def test_decay_horizon_by_hand():
     # endless stream, gamma^2 = 1/2: G = 2 and the horizon ln((1 + 1/d) d / G) / ln 2 is log2((d + 1) / 2)
     gamma = 2 ** -0.5

@@ -28,39 +28,35 @@ from .overlaps import (sphere_overlap_moments, welch_bound, sphere_overlap_momen
 from .acquisition import acquisition_moments, normalised_strength, generalisation_moments
 from .cost import attention_cost, norm_rescaling_change, rounding_scale, ATTENTION_FORMS, UNIT_ROUNDOFF
 from .interference import (isr, isr_variance, capacity, isr_crossing, all_within_probability, worst_case_capacity,
-                           hebbian_decoding_accuracy, recall_accuracy, hebbian_accuracy_capacity, gaussian_overlap_isr,
-                           ISR_FORMULAS, ISR_VARIANCES, COUNT_LIMIT, WORST_CASE_METHODS)
+                           hebbian_decoding_accuracy, recall_accuracy, hebbian_accuracy_capacity,
+                           gaussian_overlap_isr, ISR_FORMULAS, ISR_VARIANCES, COUNT_LIMIT, WORST_CASE_METHODS)
 from .mlp import linear_isr_bound, target_wins_probability
 from .softmax import softmax_moment_limit, softmax_beta_for_isr, logn_scaled_beta, yarn_scaled_beta
 from .stacking import stacked_error, stacked_error_bound, source_error_bound, bound_optimal_heads
 from .forgetting import (decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair, stream_signal,
                          delta_isr, delta_horizon, oja_fixed_point)
-from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_erasure, ERASURE_RULES,
+from .erasure import (erasure_residual, erasure_damage, erasure_change, hebbian_erasure, downdate_gap, ERASURE_RULES,
                       HEBBIAN_ERASURE_RULES)
-from .phenomena import rescorla_wagner_index, least_squares_index, PHENOMENON_NAMES
-from .cues import noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS
-from .hopfield import (hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD,
-                      modern_critical_beta, modern_retrieval_weight)
-from .forgetting import decay_isr, decay_horizon, optimal_decay, hebbian_drift, oja_repeated_pair
-from .erasure import erasure_residual, erasure_damage, erasure_change, ERASURE_RULES
-from .cues import (noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, bayes_temperature,
-                   matched_ridge, linear_read_mse, KERNEL_POWERS)
-from .hopfield import hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction, HOPFIELD_CRITICAL_LOAD
+from .phenomena import rescorla_wagner_index, least_squares_index, gated_blocking_index, PHENOMENON_NAMES
+from .cues import (noisy_cue_gain, noisy_cue_isr, nearest_key_accuracy, basin_radius, KERNEL_POWERS,
+                   bayes_temperature, matched_ridge, linear_read_mse)
+from .hopfield import (hopfield_retrieval_overlap, hopfield_bit_flip, hopfield_stable_fraction,
+                       HOPFIELD_CRITICAL_LOAD, modern_critical_beta, modern_retrieval_weight)
 from .channel import (retrieval_bits, stored_numbers, bits_per_number, optimal_load, hebbian_read_bits,
                       decay_retrieval_bits, binary_channel_bits, hebbian_bits_slope, quantisation_noise,
                       quantised_pair_bits, hopfield_one_step_bits, MATRIX_STORES, PAIR_STORES, HEBBIAN_BITS_LIMIT,
                       QUANTISER_RANGE)
-
 from .facts import log_law_capacity, top1_threshold
+
 __all__ = ["ATTENTION_FORMS", "COUNT_LIMIT", "ERASURE_RULES", "GAUSSIAN_OVERLAP", "HEBBIAN_BITS_LIMIT",
            "HEBBIAN_ERASURE_RULES", "HOPFIELD_CRITICAL_LOAD", "ISR_FORMULAS", "ISR_VARIANCES", "KERNEL_POWERS",
            "KEY_ENSEMBLES", "MATRIX_STORES", "PAIR_STORES", "PHENOMENON_NAMES", "QUANTISER_RANGE", "UNIT_ROUNDOFF",
            "WORST_CASE_METHODS", "acquisition_moments", "all_within_probability", "attention_cost", "basin_radius",
            "bayes_temperature", "binary_channel_bits", "bits_per_number", "bound_optimal_heads", "capacity",
-           "decay_horizon", "decay_isr", "decay_retrieval_bits", "delta_horizon", "delta_isr", "erasure_change",
-           "erasure_damage", "erasure_residual", "gaussian_overlap_isr", "generalisation_moments",
-           "hebbian_accuracy_capacity", "hebbian_bits_slope", "hebbian_decoding_accuracy", "hebbian_drift",
-           "hebbian_erasure", "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits",
+           "decay_horizon", "decay_isr", "decay_retrieval_bits", "delta_horizon", "delta_isr", "downdate_gap",
+           "erasure_change", "erasure_damage", "erasure_residual", "gated_blocking_index", "gaussian_overlap_isr",
+           "generalisation_moments", "hebbian_accuracy_capacity", "hebbian_bits_slope", "hebbian_decoding_accuracy",
+           "hebbian_drift", "hebbian_erasure", "hebbian_read_bits", "hopfield_bit_flip", "hopfield_one_step_bits",
            "hopfield_retrieval_overlap", "hopfield_stable_fraction", "isr", "isr_crossing", "isr_variance",
            "key_overlap_moments", "least_squares_index", "linear_isr_bound", "linear_read_mse", "log_law_capacity",
            "log_sphere_overlap_mgf", "logn_scaled_beta", "matched_ridge", "modern_critical_beta",

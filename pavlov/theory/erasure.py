@@ -11,7 +11,7 @@ from .overlaps import key_overlap_moments
 
 
 ERASURE_RULES = {"delta_zero": ("beta", "steps"), "delta_neutral": ("beta", "steps"), "anti_hebbian": ("alpha",),
-                 "kalman": ("noise", "steps"), "retrain": ()}
+                 "kalman": ("noise", "steps"), "downdate": (), "retrain": ()}
 """The erasing rules of the closed forms below and the parameters each takes (the Kalman forms: ``ridge = 0``)."""
 
 
@@ -36,7 +36,7 @@ def _erasure(rule: str, d_key: int, n_memories: int, overlap: float | None, para
         raise TypeError(f"{unknown[0]} is not a parameter of the {rule!r} closed forms, which take "
                         f"{', '.join(ERASURE_RULES[rule])}")
     steps = _validate.positive_int("steps", params.get("steps", 1)) if "steps" in ERASURE_RULES[rule] else 1
-    if rule == "retrain":
+    if rule in ("retrain", "downdate"):
         c = 1.0
     elif rule == "anti_hebbian":
         c = _validate.finite_float("alpha", params.get("alpha", 1.0), nonnegative=True)
@@ -74,6 +74,8 @@ def erasure_residual(rule: str, d_key: int, n_memories: int, *, overlap: float |
 
     * ``retrain``, the store written again without the pair (:math:`K_{-t}^+ V_{-t}`, the store that never learned
       it): the target's read-out is built from the other values, independent of :math:`v_t`: 0, for every :math:`n`.
+    * ``downdate``, one rank-one write along :math:`u = P k_t^\top`: it *is* the retrained store, at every
+      :math:`n` (see :func:`downdate_gap`), so every form here is ``retrain``'s.
 
     Every value holds for either key ensemble (``overlap``: see :func:`key_overlap_moments`).
 
@@ -81,7 +83,7 @@ def erasure_residual(rule: str, d_key: int, n_memories: int, *, overlap: float |
     (0.0, -0.5, 0.5)
     """
     c, h, _, _, _ = _erasure(rule, d_key, n_memories, overlap, params,
-                             ("delta_zero", "delta_neutral", "anti_hebbian", "retrain"))
+                             ("delta_zero", "delta_neutral", "anti_hebbian", "retrain", "downdate"))
     return h - c if rule == "anti_hebbian" else (1 - c) * h
 
 
@@ -117,8 +119,8 @@ def erasure_damage(rule: str, d_key: int, n_memories: int, *, overlap: float | N
     (0.007936507936507936, -0.02)
     """
     c, h, n, mean, _ = _erasure(rule, d_key, n_memories, overlap, params,
-                                ("delta_zero", "delta_neutral", "anti_hebbian", "retrain"))
-    if rule == "retrain":
+                                ("delta_zero", "delta_neutral", "anti_hebbian", "retrain", "downdate"))
+    if rule in ("retrain", "downdate"):
         return h - min(n - 1, d_key) / (n - 1)
     if rule == "anti_hebbian":
         return 0.0
@@ -153,11 +155,34 @@ def erasure_change(rule: str, d_key: int, n_memories: int, *, overlap: float | N
     (0.03125, 0.25806451612903225)
     """
     c, h, n, _, square = _erasure(rule, d_key, n_memories, overlap, params, ("anti_hebbian",))
-    if rule == "retrain":
+    if rule in ("retrain", "downdate"):
         return 0.0
     if rule == "kalman":
         return (1 - h) / (n - 1)
     return c**2 * square * (n / (n - 1) if rule == "delta_neutral" else 1.0)
+
+
+def downdate_gap(d_key: int, n_memories: int, *, overlap: float | None = None) -> float:
+    r"""The mean square distance :math:`\lVert k_i (S - S_r) \rVert^2` of the downdate from the retrained store: 0 at every load.
+
+    With :math:`P = (K^\top K)^+`, :math:`u = P k_t^\top` and the leverage :math:`h = k_t u`:
+
+    * beyond capacity (:math:`n > d`, keys in general position) :math:`P = (K^\top K)^{-1}` and removing the row
+      :math:`k_t` gives, by Sherman-Morrison, :math:`(K^\top K - k_t^\top k_t)^{-1} = P + u u^\top / (1 - h)`; the retrained
+      store :math:`(K^\top K - k_t^\top k_t)^{-1} (K^\top V - k_t^\top v_t)` expands to
+      :math:`S_0 - u\, (v_t - k_t S_0) / (1 - h)`, a Kalman write of the pair's own value at noise :math:`-1`;
+    * below capacity (:math:`n \le d`, independent keys) :math:`h = 1`; :math:`S_0` and :math:`S_r` both lie in the
+      keys' row space and agree on the other keys, so they differ along the one direction of that space the
+      other keys annul, which is :math:`u` (:math:`K u = e_t`), and :math:`S_r \perp u` (it lies in the other keys'
+      span): :math:`S_r = S_0 - u\, (u^\top S_0) / \lVert u \rVert^2`.
+
+    So the distance is 0 for either key ensemble (``overlap``); measured, it is rounding.
+
+    >>> downdate_gap(32, 48)
+    0.0
+    """
+    _erasure("downdate", d_key, n_memories, overlap, {}, ("downdate",))
+    return 0.0
 
 
 HEBBIAN_ERASURE_RULES = {"delta_zero": ("beta", "steps"), "anti_hebbian": ("alpha",), "retrain": ()}

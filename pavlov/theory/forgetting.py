@@ -5,6 +5,7 @@ Chapter 7 derives them; chapter 12 reads decay's ISR as bits.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -52,21 +53,24 @@ def _decay_interference(gamma: float, d: int, length: int | None) -> float:
     return total / d
 
 
-def decay_horizon(*, gamma: float, d: int, length: int | None = None) -> float:
-    r"""The age up to which decay-rule pairs are read with ISR at most 1: :math:`\ln\frac{d+1}{G} / (2 \ln \frac1\gamma)`.
+def decay_horizon(*, gamma: float, d: int, length: int | None = None, threshold: float = 1.0) -> float:
+    r"""The age up to which decay-rule pairs are read with ISR at most ``threshold`` :math:`\theta`: :math:`\ln\frac{\theta d+1}{G} / (2 \ln \frac1\gamma)`.
 
-    Pairs of age at most the horizon (rounded down) are retrievable; a negative horizon means none is.
+    From :func:`decay_isr`, :math:`\mathrm{ISR}(a) \le \theta` exactly when :math:`\gamma^{2a} \ge G/(\theta d + 1)`. Pairs of
+    age at most the horizon (rounded down) are retrievable; a negative horizon means none is. The book's
+    criterion is :math:`\theta = 1`, interference no stronger than the signal.
 
-    >>> round(decay_horizon(gamma=0.98, d=64), 1)
-    23.4
+    >>> round(decay_horizon(gamma=0.98, d=64), 1), round(decay_horizon(gamma=0.98, d=64, threshold=2), 1)
+    (23.4, 40.4)
     """
     if gamma == 1:
         raise ValueError("gamma must be below 1: the Hebbian store has no horizon (every pair has one ISR)")
     interference = _decay_interference(gamma, d, length)          # checks gamma, d and length first
-    return math.log((1 + 1 / d) / interference) / (2 * math.log(1 / gamma))
+    threshold = _validate.finite_float("threshold", threshold, positive=True)
+    return math.log((threshold + 1 / d) / interference) / (2 * math.log(1 / gamma))
 
 
-def optimal_decay(d: int, *, exact: bool = False) -> tuple[float, float]:
+def optimal_decay(d: int, *, exact: bool = False, threshold: float = 1.0) -> tuple[float, float]:
     r"""The forgetting rate that retrieves the longest past in an endless stream, and that horizon.
 
     For :math:`\varepsilon = 1 - \gamma` small the horizon is :math:`\ln(2(d+1)\varepsilon) / (2\varepsilon)`;
@@ -74,7 +78,9 @@ def optimal_decay(d: int, *, exact: bool = False) -> tuple[float, float]:
     recalls its last :math:`0.37\,(d+1)` pairs, for ever, where the Hebbian store recalls :math:`d+1`
     pairs and then nothing. That is the asymptote for large ``d``; with ``exact=True`` the horizon
     :func:`decay_horizon` itself is maximised over :math:`\gamma` (golden-section search), which at
-    ``d = 64`` is half a step shorter.
+    ``d = 64`` is half a step shorter. Under the criterion ISR at most ``threshold`` :math:`\theta`, :math:`d + 1`
+    becomes :math:`\theta d + 1` throughout: the optimum is :math:`\varepsilon^* = e/(2(\theta d + 1))` with horizon
+    :math:`(\theta d + 1)/e`, so a looser criterion is best served by slower forgetting.
 
     >>> gamma, horizon = optimal_decay(64)
     >>> round(gamma, 4), round(horizon, 2)
@@ -86,12 +92,15 @@ def optimal_decay(d: int, *, exact: bool = False) -> tuple[float, float]:
     d = _validate.positive_int("d", d)
     if not isinstance(exact, bool):
         raise TypeError(f"exact must be True or False, got {exact!r}")
+    threshold = _validate.finite_float("threshold", threshold, positive=True)
+    scale = threshold * d + 1
     if not exact:
-        return 1 - math.e / (2 * (d + 1)), (d + 1) / math.e
-    # the horizon is positive only where (d + 1)(1 - gamma^2) > 1, and has one peak there
-    high = math.sqrt(1 - 1 / (d + 1))
-    gamma = stats.golden_section_min(lambda g: -decay_horizon(gamma=g, d=d), 1e-9, high)
-    return gamma, decay_horizon(gamma=gamma, d=d)
+        return 1 - math.e / (2 * scale), scale / math.e
+    # the horizon is positive only where (theta d + 1)(1 - gamma^2) > 1, and has one peak there
+    high = math.sqrt(1 - 1 / scale)
+    horizon = functools.partial(decay_horizon, d=d, threshold=threshold)
+    gamma = stats.golden_section_min(lambda g: -horizon(gamma=g), 1e-9, high)
+    return gamma, horizon(gamma=gamma)
 
 
 def hebbian_drift(epochs_old: int, epochs_new: int, *, n_pairs: int, d: int) -> tuple[float, float, float]:

@@ -95,3 +95,36 @@ def least_squares_index(name: str, *, n: int = 30, ridge: float = 1e-3) -> float
             "backward_blocking": r * (2 * n + r) / d1, "overexpectation": 2 * (n + r) / (3 * n + r),
             "release_from_overshadowing": n * (n + r) / d1 - n / (2 * n + r),
             "recovery_from_blocking": n * (n + r) / d3 - n * r / d1}[name]
+
+
+def gated_blocking_index(*, gamma: float, beta: float, n: int = 30) -> float:
+    r"""The blocking index of the gated delta rule :math:`S \leftarrow \gamma (I - \beta k^\top k) S + \beta k^\top v`.
+
+    Orthonormal stimuli, summed compound keys, ``n`` trials a phase (``n A+ | n AB+`` against ``n C+ | n AB+``,
+    test B). The A+ trials bring A to :math:`V_0 = \beta (1 - q^n)/(1 - q)` (:math:`q = \gamma (1 - \beta)`, in units of
+    the US). On an AB+ trial both strengths move by the same error, so A's lead over B shrinks by exactly
+    :math:`\gamma` a trial, :math:`V_A - V_B = V_0 \gamma^n` at the end, while their sum obeys
+    :math:`\Sigma \leftarrow r \Sigma + 2\beta`, :math:`r = \gamma (1 - 2\beta)`, towards :math:`\Sigma^* = 2\beta/(1 - r)`, from
+    :math:`V_0` (blocking group) or 0 (control, where A and B stay equal). With :math:`V_B = (\Sigma - (V_A - V_B))/2`,
+
+    .. math::
+
+        \text{index} = \frac{\Sigma^* + (V_0 - \Sigma^*)\, r^n - V_0\, \gamma^n}{\Sigma^* (1 - r^n)}.
+
+    So forgetting unblocks B *during* the compound trials, as A's lead decays by :math:`\gamma^n`; at
+    :math:`\gamma = 1` it is the Rescorla-Wagner index.
+
+    >>> round(gated_blocking_index(gamma=0.95, beta=0.2), 4)
+    0.8078
+    """
+    gamma = _validate.probability("gamma", gamma)
+    beta = _validate.finite_float("beta", beta, positive=True)
+    if beta >= 0.5:
+        raise ValueError(f"beta must lie in (0, 0.5) (a compound step of 2 beta beyond 1 overshoots), got {beta}")
+    n = _validate.positive_int("n", n)
+    if gamma == 0:
+        raise ValueError("gamma must be positive: at gamma = 0 nothing outlives a trial")
+    q, r = gamma * (1 - beta), gamma * (1 - 2 * beta)
+    start = beta * (1 - q**n) / (1 - q)
+    settled = 2 * beta / (1 - r)
+    return (settled + (start - settled) * r**n - start * gamma**n) / (settled * (1 - r**n))
