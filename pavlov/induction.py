@@ -13,7 +13,7 @@ as in Bietti's model), ``layers`` blocks of causal multi-head attention (``heads
 followed by an MLP, all residual and without layer norms, and a linear readout to the vocabulary. It is built
 from :mod:`pavlov.batched`'s layers, so :func:`train_together` trains one model per seed as one stack.
 
-**Reading it** (:func:`attention_maps`, :func:`in_context_accuracy` with ``ablate``, :func:`memory_recall`): the
+**Reading it** (:func:`attention_maps`, :func:`head_scores`, :func:`evaluate` with ``ablate``, :func:`memory_recall`): the
 first layer's *previous-token head* and the second layer's *induction head* (Elhage et al. 2021, Olsson et al.
 2022), and the weight matrices read as associative memories of token pairs.
 """
@@ -89,14 +89,26 @@ class Task:
         object.__setattr__(self, "triggers", triggers)
 
     def bigram_entropy(self) -> float:
-        r"""The bigram floor: :math:`H(x_{t+1} \mid x_t)` in nats under the stationary distribution, the least loss a
-        model can reach at a position after a non-trigger token."""
-        is_trigger = torch.zeros(self.vocab, dtype=torch.bool, device=self.device)
-        is_trigger[self.triggers] = True
-        p = self.transitions
-        rows = -(p * p.clamp_min(1e-300).log()).sum(-1)
-        weights = self.stationary * ~is_trigger
-        return float((weights * rows).sum() / weights.sum())
+        r"""The bigram floor: :math:`H(x_{t+1} \mid x_t)` in nats, averaged over non-trigger :math:`x_t` under the
+        stationary distribution: the least loss a model can reach at a position after a non-trigger token."""
+        weights = self._after_non_triggers()
+        return float((weights * _entropy(self.transitions)).sum())
+
+    def unigram_entropy(self) -> float:
+        r"""The loss after a non-trigger token of a model that ignores which token it is: the entropy of the next
+        token's distribution over all such positions, :math:`H(\sum_x w_x \pi(\cdot \mid x))`."""
+        return float(_entropy(self._after_non_triggers() @ self.transitions))
+
+    def _after_non_triggers(self) -> torch.Tensor:
+        """The stationary distribution restricted to non-trigger tokens, normalised ``[vocab]``."""
+        weights = self.stationary.clone()
+        weights[self.triggers] = 0
+        return weights / weights.sum()
+
+
+def _entropy(p: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of each distribution along the last axis."""
+    return -(p * p.clamp_min(1e-300).log()).sum(-1)
 
 
 def _stationary(transitions: torch.Tensor) -> torch.Tensor:
@@ -272,13 +284,28 @@ def build(vocab: int, length: int, *, seed: int, device=None, **kwargs) -> Trans
     return model.to(runtime.device_of(device))
 
 
-def losses(model: Transformer, tokens: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Next-token cross-entropy at every position ``[..., T - 1]`` and whether each in-context label was predicted
-    right ``[..., T]`` (False where unlabelled)."""
-    logits = model(tokens)
-    per_token = F.cross_entropy(logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="none")
-    right = (logits.argmax(-1) == labels) & (labels != IGNORE)
-    return per_token.view(tokens[..., 1:].shape), right
+def _scores(model: Transformer, tokens: torch.Tensor, labels: torch.Tensor, is_trigger: torch.Tensor,
+            ablate: tuple = ()) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The mean next-token loss ``[...]`` (differentiable) and, detached: ``loss``, ``bigram_loss`` (after
+    non-trigger tokens) and ``in_context`` (accuracy at the labelled positions), each ``[...]`` over the batch axis."""
+    logits = model(tokens, ablate=ablate)
+    per_token = F.cross_entropy(logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(),
+                                reduction="none").view(tokens[..., 1:].shape)
+    loss = per_token.mean((-2, -1))
+    with torch.no_grad():
+        bigram = ~is_trigger[tokens[..., :-1]]
+        asked = labels != IGNORE
+        right = (logits.argmax(-1) == labels) & asked
+        scores = {"loss": loss.detach(),
+                  "bigram_loss": (per_token * bigram).sum((-2, -1)) / bigram.sum((-2, -1)),
+                  "in_context": right.sum((-2, -1)) / asked.sum((-2, -1))}
+    return loss, scores
+
+
+def _is_trigger(task: Task) -> torch.Tensor:
+    is_trigger = torch.zeros(task.vocab, dtype=torch.bool, device=task.device)
+    is_trigger[task.triggers] = True
+    return is_trigger
 
 
 @dataclass
@@ -317,31 +344,24 @@ def train_together(task: Task, *, steps: int, seeds, batch: int = 32, lr: float 
     for name, p in stacked.named_parameters():
         p.requires_grad_(name not in models[0].frozen_names())
     optimiser = torch.optim.Adam([p for p in stacked.parameters() if p.requires_grad], lr=lr)
-    is_trigger = torch.zeros(task.vocab, dtype=torch.bool, device=task.device)
-    is_trigger[task.triggers] = True
-    recorded, curves = [], {}
+    is_trigger, recorded, curves = _is_trigger(task), [], {}
     for step in range(steps + 1):
         drawn = [sequences(task, batch, seed=seed * 1_000_003 + step) for seed in seeds]
         tokens, labels = (torch.stack(part) for part in zip(*drawn))          # [M, batch, T]
-        per_token, right = losses(stacked, tokens, labels)
+        loss, row = _scores(stacked, tokens, labels, is_trigger)              # [M]
         if step % every == 0 or step == steps:
-            with torch.no_grad():
-                bigram = ~is_trigger[tokens[..., :-1]]
-                row = {"loss": per_token.mean((-2, -1)),
-                       "bigram_loss": (per_token * bigram).sum((-2, -1)) / bigram.sum((-2, -1)),
-                       "in_context": right.sum((-2, -1)) / (labels != IGNORE).sum((-2, -1))}
-                if stacked.frozen and len(stacked.attentions) >= 2:
-                    weights = {name: p.detach() for name, p in stacked.named_parameters()}
-                    probes = [_probes({n: p[m] for n, p in weights.items()}, stacked.attentions[0].heads, task.triggers)
-                              for m in range(len(seeds))]
-                    row |= {name: torch.stack([p[name] for p in probes]) for name in PROBES}
+            if stacked.frozen and len(stacked.attentions) >= 2:
+                weights = {name: p.detach() for name, p in stacked.named_parameters()}
+                probes = [_probes({n: p[m] for n, p in weights.items()}, stacked.attentions[0].heads, task.triggers)
+                          for m in range(len(seeds))]
+                row |= {name: torch.stack([p[name] for p in probes]) for name in PROBES}
             recorded.append(step)
             for name, values in row.items():
                 curves.setdefault(name, []).append(values)
         if step == steps:
             break
         optimiser.zero_grad(set_to_none=True)
-        per_token.mean((-2, -1)).sum().backward()
+        loss.sum().backward()
         optimiser.step()
     per_model = {name: torch.stack(values, 1).tolist() for name, values in curves.items()}
     return [Trained(model, recorded, {name: per_model[name][m] for name in per_model}, seed)
@@ -402,14 +422,26 @@ def _probes(w: dict[str, torch.Tensor], heads: int, triggers: torch.Tensor) -> d
 
 
 @torch.no_grad()
-def in_context_accuracy(model: Transformer, task: Task, *, sequences_: int = 256, seed: int = 2**31,
-                        ablate: tuple = (), n_triggers: int | None = None) -> float:
-    """The fraction of in-context labels (a trigger's second and later occurrences) that ``model`` predicts right,
-    on fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed."""
-    tokens, labels = sequences(task, _validate.positive_int("sequences_", sequences_), seed=seed, n_triggers=n_triggers)
-    logits = _transformer(model)(tokens, ablate=ablate)
-    asked = labels != IGNORE
-    return ((logits.argmax(-1) == labels) & asked).sum().item() / asked.sum().item()
+def evaluate(model: Transformer, task: Task, *, count: int = 256, seed: int = 2**31, ablate: tuple = (),
+             n_triggers: int | None = None) -> dict[str, float]:
+    """``loss``, ``bigram_loss`` (after non-trigger tokens, nats) and ``in_context`` accuracy (a trigger's second and
+    later occurrences) of ``model`` on ``count`` fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed."""
+    tokens, labels = sequences(task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers)
+    _, scores = _scores(_transformer(model), tokens, labels, _is_trigger(task), _heads(model, ablate))
+    return {name: value.item() for name, value in scores.items()}
+
+
+def _heads(model: Transformer, ablate) -> tuple:
+    """``ablate`` checked: ``(layer, head)`` pairs of ``model``'s."""
+    if isinstance(ablate, (str, bytes)) or not hasattr(ablate, "__iter__"):
+        raise TypeError(f"ablate must be a sequence of (layer, head) pairs, got {type(ablate).__name__}")
+    ablate = tuple(tuple(pair) for pair in ablate)
+    for pair in ablate:
+        if (len(pair) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+                or not 0 <= pair[0] < len(model.attentions) or not 0 <= pair[1] < model.attentions[pair[0]].heads):
+            raise ValueError(f"ablate must name (layer, head) pairs of this model's {len(model.attentions)} layers "
+                             f"of {model.attentions[0].heads} heads, got {pair}")
+    return ablate
 
 
 def _transformer(model) -> Transformer:
@@ -429,14 +461,32 @@ def attention_maps(model: Transformer, tokens: torch.Tensor) -> list[torch.Tenso
 
 
 @torch.no_grad()
-def head_scores(model: Transformer, task: Task, *, sequences_: int = 64, seed: int = 2**31) -> dict[str, torch.Tensor]:
+def head_scores(model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31) -> dict[str, torch.Tensor]:
     """Per layer and head ``[layers, heads]``: ``previous_token``, the mean attention from position ``t`` to ``t - 1``;
     ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right after
-    the trigger's earlier occurrences. A uniform causal map gives ``1/(t+1)`` to each."""
-    tokens, labels = sequences(task, _validate.positive_int("sequences_", sequences_), seed=seed)
+    the trigger's earlier occurrences; ``uniform_previous_token`` and ``uniform_induction`` (0-dim): the same scores of
+    a uniform causal map (``1/(t+1)`` to each earlier position), the alternative a head must beat."""
+    tokens, labels = sequences(_task(task), _validate.positive_int("count", count), seed=seed)
     patterns = []
     _transformer(model)(tokens, patterns=patterns)
     weights = torch.stack(patterns, 1)                                      # [B, L, H, T, T]
+    length = tokens.shape[-1]
+    uniform = torch.ones(length, length, device=tokens.device).tril()
+    uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(weights.shape[0], 1, 1, length, length)
+    return {name: value[0, 0] if name.startswith("uniform") else value
+            for name, value in _head_scores(weights, tokens, labels, uniform).items()}
+
+
+def _head_scores(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor,
+                 uniform: torch.Tensor) -> dict[str, torch.Tensor]:
+    """:func:`head_scores` of attention weights ``[B, L, H, T, T]``, and of a uniform causal map beside them."""
+    scores = {}
+    for prefix, maps in (("", weights), ("uniform_", uniform)):
+        scores |= {prefix + name: value for name, value in _scores_of(maps, tokens, labels).items()}
+    return scores
+
+
+def _scores_of(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
     previous = weights.diagonal(-1, -2, -1).mean((0, -1))                   # [L, H]
     length = tokens.shape[-1]
     same = tokens[:, :, None] == tokens[:, None, :]                         # [B, t, s]: x_s == x_t
