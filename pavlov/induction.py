@@ -502,7 +502,9 @@ def readout_gradient(model: Transformer, tokens: torch.Tensor) -> tuple[torch.Te
     r"""The readout's gradient of the summed next-token loss on ``tokens [batch, T]``, by autograd and as a sum of
     outer products :math:`\sum_t (p_t - y_t)\, h_t^\top`: the prediction error times the state that predicted it.
 
-    Returns ``(autograd, outer_products)``, both ``[vocab, d_model]``.
+    Returns ``(autograd, outer_products, hebbian)``, each ``[vocab, d_model]``; ``hebbian`` is
+    :math:`-\sum_t y_t h_t^\top`, the same sum with the prediction left out (the gradient's form if the error were
+    the target alone).
     """
     model = _transformer(model)
     captured = {}
@@ -515,6 +517,6 @@ def readout_gradient(model: Transformer, tokens: torch.Tensor) -> tuple[torch.Te
     loss = F.cross_entropy(logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="sum")
     (autograd,) = torch.autograd.grad(loss, weight)
     h = captured["h"][..., :-1, :].flatten(0, -2).detach()                              # (N, d)
-    error = logits[..., :-1, :].flatten(0, -2).detach().softmax(-1)
-    error[torch.arange(error.shape[0], device=error.device), tokens[..., 1:].flatten()] -= 1   # p - y
-    return autograd, error.T @ h
+    target = F.one_hot(tokens[..., 1:].flatten(), weight.shape[0]).to(h.dtype)             # y
+    error = logits[..., :-1, :].flatten(0, -2).detach().softmax(-1) - target               # p - y
+    return autograd, error.T @ h, -target.T @ h
