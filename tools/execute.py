@@ -184,9 +184,9 @@ def execute(path: Path) -> tuple[nbformat.NotebookNode, float, list[float]]:
     source = nbformat.read(path, as_version=4)
     executed = nbformat.from_dict(source)
     with tempfile.TemporaryDirectory() as claims:
-        saved = dict(os.environ)
+        saved, kernel_environment = dict(os.environ), environment(claims)   # read before it is cleared
         os.environ.clear()
-        os.environ.update(environment(claims))          # the kernel inherits this process's environment
+        os.environ.update(kernel_environment)           # the kernel inherits this process's environment
         try:
             client = NotebookClient(executed, timeout=CELL_TIMEOUT_S, kernel_name="python3", allow_errors=False,
                                     record_timing=True, resources={"metadata": {"path": str(path.parent)}})
