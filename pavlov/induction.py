@@ -13,13 +13,15 @@ as in Bietti's model), ``layers`` blocks of causal multi-head attention (``heads
 followed by an MLP, all residual and without layer norms, and a linear readout to the vocabulary. It is built
 from :mod:`pavlov.batched`'s layers, so :func:`train_together` trains one model per seed as one stack.
 
-**Reading it** (:func:`attention_maps`, :func:`head_scores`, :func:`evaluate` with ``ablate``, :func:`memory_recall`): the
+**Reading it** (:func:`attention_maps`, :func:`head_scores`, :func:`evaluate` with ``ablate``, :func:`memory_recall`,
+:func:`memory_isr`, :func:`induction_reading`): the
 first layer's *previous-token head* and the second layer's *induction head* (Elhage et al. 2021, Olsson et al.
 2022), and the weight matrices read as associative memories of token pairs.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -27,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _validate, batched, runtime
+from . import _validate, batched, runtime, stores
 from .runtime import generator
 
 IGNORE = -100
@@ -263,6 +265,7 @@ class Transformer(nn.Module):
         models = self.embed.weight.shape[:-2]
         positions = torch.arange(tokens.shape[-1], device=tokens.device).expand(*models, tokens.shape[-1])
         x = self.embed(tokens) + self.position(positions).unsqueeze(-3)
+        ablate = _heads(self, ablate)
         for layer, attention in enumerate(self.attentions):
             keep = None
             if ablate:
@@ -422,12 +425,56 @@ def _probes(w: dict[str, torch.Tensor], heads: int, triggers: torch.Tensor) -> d
 
 
 @torch.no_grad()
+def memory_isr(model: Transformer, task: Task) -> dict[str, dict[str, torch.Tensor]]:
+    r"""The ISR of each of the circuit's three weight memories read as a store of the pairs :func:`memory_recall`
+    probes (:class:`pavlov.stores.MatrixStore`), beside the Hebbian store :math:`\sum_i k_i^\top v_i` of the same pairs.
+
+    * ``previous_token``: :math:`W_Q^{1\top} W_K^1` per head, keys the positions :math:`p_t` (:math:`t \ge 1`), values
+      :math:`p_{t-1}`, decoded among all positions.
+    * ``induction_key``: :math:`W_Q^{2\top} W_K^2` per head, keys the triggers' embeddings :math:`e_q`, values the
+      traces :math:`W_O^1 W_V^1 e_q` they leave on the next position, decoded among the traces of all tokens.
+    * ``output_copy``: :math:`(W_O^2 W_V^2)^\top` (one "head": the layer's whole map), keys every token's
+      embedding :math:`e_j`, values the readout's rows :math:`u_j`, decoded among them.
+
+    Returns, per memory, ``learned`` ``[heads, n]`` and ``hebbian`` ``[n]``: each pair's ISR
+    (:func:`pavlov.stores.interference_to_signal`), and ``learned_correct``, ``hebbian_correct``: whether it decodes.
+    """
+    if not _transformer(model).frozen or len(model.attentions) < 2:
+        raise ValueError("model must be a Transformer with frozen embeddings and at least two layers")
+    w = {name: p.detach() for name, p in model.named_parameters()}
+    triggers = _task(task).triggers
+    embed, position, readout = w["embed.weight"], w["position.weight"], w["readout.weight"]
+    heads = model.attentions[0].heads
+
+    def bilinear(layer):                       # W_Q^T W_K per head: [H, d_model, d_model]
+        q, k = (w[f"attentions.{layer}.{name}.weight"].view(heads, -1, embed.shape[-1]) for name in ("query", "key"))
+        return q.transpose(-1, -2) @ k
+
+    written = embed @ (w["attentions.0.out.weight"] @ w["attentions.0.value.weight"]).T          # [V, d]
+    others = torch.ones(task.vocab, dtype=torch.bool, device=embed.device)
+    others[triggers] = False
+    pairs = {"previous_token": (bilinear(0), position[1:], position[:-1], position),
+             "induction_key": (bilinear(1), embed[triggers], written[triggers],
+                               torch.cat([written[triggers], written[others]])),
+             "output_copy": ((w["attentions.1.out.weight"] @ w["attentions.1.value.weight"]).T[None], embed, readout,
+                             readout)}
+    out = {}
+    for name, (matrix, keys, values, candidates) in pairs.items():
+        stacked = [x.expand(matrix.shape[0], *x.shape) for x in (keys, values, candidates)]
+        learned = stores.interference_to_signal(stores.MatrixStore(matrix, *stacked[:2]), candidates=stacked[2])
+        hebbian = stores.interference_to_signal(stores.build("hebbian", keys, values), candidates=candidates)
+        out[name] = {"learned": learned[0], "hebbian": hebbian[0], "learned_correct": learned[1],
+                     "hebbian_correct": hebbian[1]}
+    return out
+
+
+@torch.no_grad()
 def evaluate(model: Transformer, task: Task, *, count: int = 256, seed: int = 2**31, ablate: tuple = (),
              n_triggers: int | None = None) -> dict[str, float]:
     """``loss``, ``bigram_loss`` (after non-trigger tokens, nats) and ``in_context`` accuracy (a trigger's second and
     later occurrences) of ``model`` on ``count`` fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed."""
     tokens, labels = sequences(task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers)
-    _, scores = _scores(_transformer(model), tokens, labels, _is_trigger(task), _heads(model, ablate))
+    _, scores = _scores(_transformer(model), tokens, labels, _is_trigger(task), ablate)
     return {name: value.item() for name, value in scores.items()}
 
 
@@ -463,9 +510,11 @@ def attention_maps(model: Transformer, tokens: torch.Tensor) -> list[torch.Tenso
 @torch.no_grad()
 def head_scores(model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31) -> dict[str, torch.Tensor]:
     """Per layer and head ``[layers, heads]``: ``previous_token``, the mean attention from position ``t`` to ``t - 1``;
-    ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right after
-    the trigger's earlier occurrences; ``uniform_previous_token`` and ``uniform_induction`` (0-dim): the same scores of
-    a uniform causal map (``1/(t+1)`` to each earlier position), the alternative a head must beat."""
+    ``previous_trigger``, the same where the token at ``t - 1`` is a trigger (the positions where the circuit needs
+    it); ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right
+    after the trigger's earlier occurrences; ``uniform_previous_token``, ``uniform_previous_trigger`` and
+    ``uniform_induction`` (0-dim): the same scores of a uniform causal map (``1/(t+1)`` to each earlier position) on
+    the same sequences, the alternative a head must beat."""
     tokens, labels = sequences(_task(task), _validate.positive_int("count", count), seed=seed)
     patterns = []
     _transformer(model)(tokens, patterns=patterns)
@@ -474,28 +523,77 @@ def head_scores(model: Transformer, task: Task, *, count: int = 64, seed: int = 
     uniform = torch.ones(length, length, device=tokens.device).tril()
     uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(weights.shape[0], 1, 1, length, length)
     return {name: value[0, 0] if name.startswith("uniform") else value
-            for name, value in _head_scores(weights, tokens, labels, uniform).items()}
+            for name, value in _head_scores(weights, tokens, labels, uniform, _is_trigger(task)).items()}
 
 
-def _head_scores(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor,
-                 uniform: torch.Tensor) -> dict[str, torch.Tensor]:
+def _head_scores(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor, uniform: torch.Tensor,
+                 is_trigger: torch.Tensor) -> dict[str, torch.Tensor]:
     """:func:`head_scores` of attention weights ``[B, L, H, T, T]``, and of a uniform causal map beside them."""
     scores = {}
     for prefix, maps in (("", weights), ("uniform_", uniform)):
-        scores |= {prefix + name: value for name, value in _scores_of(maps, tokens, labels).items()}
+        scores |= {prefix + name: value for name, value in _scores_of(maps, tokens, labels, is_trigger).items()}
     return scores
 
 
-def _scores_of(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
-    previous = weights.diagonal(-1, -2, -1).mean((0, -1))                   # [L, H]
+def _after_earlier(tokens: torch.Tensor) -> torch.Tensor:
+    """``[B, t, s]``: whether position ``s - 1`` is an earlier occurrence of the token at ``t`` (``tokens [B, T]``)."""
     length = tokens.shape[-1]
     same = tokens[:, :, None] == tokens[:, None, :]                         # [B, t, s]: x_s == x_t
     earlier = torch.ones(length, length, dtype=torch.bool, device=tokens.device).tril(-1)
-    after = F.pad(same & earlier, (1, 0))[..., :-1]                         # s - 1 is an earlier occurrence of x_t
+    return F.pad(same & earlier, (1, 0))[..., :-1]
+
+
+def _scores_of(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor,
+               is_trigger: torch.Tensor) -> dict[str, torch.Tensor]:
+    on_previous = weights.diagonal(-1, -2, -1)                              # [B, L, H, T - 1]: t's weight on t - 1
+    previous = on_previous.mean((0, -1))                                    # [L, H]
+    after = is_trigger[tokens[:, :-1]][:, None, None].to(weights.dtype)    # [B, 1, 1, T - 1]: x_{t-1} a trigger
+    previous_trigger = (on_previous * after).sum((0, -1)) / after.sum()
+    after = _after_earlier(tokens)                                          # [B, t, s]
     asked = labels != IGNORE                                                # [B, T]
     mass = (weights * after[:, None, None]).sum(-1)                         # [B, L, H, T]
     induction = (mass * asked[:, None, None]).sum((0, -1)) / asked.sum()
-    return {"previous_token": previous, "induction": induction}
+    return {"previous_token": previous, "previous_trigger": previous_trigger, "induction": induction}
+
+
+@torch.no_grad()
+def induction_reading(model: Transformer, task: Task, *, count: int = 256, seed: int = 2**31,
+                      n_triggers: int | None = None) -> dict[str, torch.Tensor]:
+    r"""The second layer's head read as a softmax store, per head ``[heads]``, over the labelled positions of ``count``
+    sequences (``n_triggers`` as in :func:`sequences`).
+
+    * ``beta``: its learned inverse temperature, the gap between the mean attention score (logit) of the positions
+      right after the trigger's earlier occurrences and that of the other positions. A softmax store of unit keys
+      queried with a stored key scores its target :math:`\beta` and the others :math:`\beta c` with overlaps
+      :math:`c` of mean 0: the same gap is its :math:`\beta`.
+    * ``retrieved``: the fraction of labelled positions whose largest attention weight is on such a position (the
+      store's target wins).
+    * ``memories`` (0-dim): the mean number of positions a labelled position attends over (the memories it reads).
+
+    Read in double precision on a copy of the model (differences of log-weights are differences of scores).
+    """
+    _transformer(model)
+    if len(model.attentions) < 2:
+        raise ValueError("model must be a Transformer with at least two layers")
+    tokens, labels = sequences(_task(task), _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers)
+    patterns = []
+    copy.deepcopy(model).double()(tokens, patterns=patterns)
+    logits = patterns[1].clamp_min(1e-300).log()                            # [B, H, T, T]: scores less a constant
+    target = _after_earlier(tokens)[:, None]                                # [B, 1, T, T]
+    causal = torch.ones(target.shape[-2:], dtype=torch.bool, device=tokens.device).tril()
+    asked = (labels != IGNORE)[:, None]                                     # [B, 1, T]
+
+    def mean_of(values, mask):
+        return (values * mask).sum(-1) / mask.sum(-1).clamp_min(1)
+
+    def over_asked(values):
+        return (values * asked).sum((0, -1)) / asked.sum((0, -1))
+
+    gap = mean_of(logits, target) - mean_of(logits, causal & ~target)
+    wins = target.gather(-1, patterns[1].argmax(-1, keepdim=True)).squeeze(-1)
+    positions = torch.arange(1, tokens.shape[-1] + 1, device=tokens.device, dtype=logits.dtype)
+    return {"beta": over_asked(gap), "retrieved": over_asked(wins.to(logits.dtype)),
+            "memories": over_asked(positions)[0]}
 
 
 def readout_gradient(model: Transformer, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

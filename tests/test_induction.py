@@ -2,8 +2,10 @@
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pavlov import batched, induction
+from pavlov import batched, induction, stores
 
 TASK = induction.Task(vocab=12, n_triggers=2, length=16, trigger_mass=0.3, device="cpu")
 
@@ -61,3 +63,42 @@ def test_bad_inputs_name_the_parameter():
         induction.evaluate(model, TASK, ablate=[(5, 0)])
     with pytest.raises(ValueError, match="frozen"):
         induction.memory_recall(model, TASK)
+
+
+@given(n=st.integers(1, 6), d=st.integers(6, 12), seed=st.integers(0, 2**16))
+@settings(max_examples=20, deadline=None)
+def test_the_hebbian_matrix_read_as_a_matrix_store_is_the_hebbian_store(n, d, seed):
+    gen = torch.Generator().manual_seed(seed)
+    keys, values = (torch.randn(n, d, generator=gen, dtype=torch.float64) for _ in range(2))
+    hebbian = stores.build("hebbian", keys, values)
+    as_matrix = stores.MatrixStore(keys.T @ values, keys, values)
+    for a, b in zip(stores.interference_to_signal(hebbian), stores.interference_to_signal(as_matrix)):
+        torch.testing.assert_close(a, b)
+
+
+def test_an_exact_matrix_store_has_no_interference():
+    keys = values = torch.eye(4, dtype=torch.float64)
+    isr, correct = stores.interference_to_signal(stores.MatrixStore(3 * torch.eye(4, dtype=torch.float64), keys, values))
+    assert torch.all(isr.abs() < 1e-12) and bool(correct.all())
+
+
+def test_memory_isr_reads_each_memory_beside_its_hebbian_store():
+    model = induction.build(12, 16, seed=0, d_model=16, frozen=True, mlp=True)
+    isr = induction.memory_isr(model, TASK)
+    assert set(isr) == set(induction.PROBES)
+    sizes = {"previous_token": 15, "induction_key": TASK.n_triggers, "output_copy": 12}
+    for name, result in isr.items():
+        assert result["learned"].shape == (1, sizes[name]) and result["hebbian"].shape == (sizes[name],)
+        assert bool((result["learned"] >= 0).all()) and bool((result["hebbian"] >= 0).all())
+
+
+def test_head_scores_of_a_uniform_map_are_the_uniform_scores_and_the_reading_is_a_fraction():
+    model = induction.build(12, 16, seed=0, d_model=8, frozen=True)
+    for attention in model.attentions:          # zero queries: every causal map uniform
+        torch.nn.init.zeros_(attention.query.weight)
+    scores = induction.head_scores(model, TASK, count=16)
+    for name in ("previous_token", "previous_trigger", "induction"):
+        torch.testing.assert_close(scores[name], scores[f"uniform_{name}"].expand_as(scores[name]))
+    reading = induction.induction_reading(model, TASK, count=16)
+    assert abs(float(reading["beta"])) < 1e-9          # a uniform map scores every position alike
+    assert 0 <= float(reading["retrieved"]) <= 1 and 1 <= float(reading["memories"]) <= 16
