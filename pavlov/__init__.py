@@ -5,7 +5,7 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 :mod:`~pavlov.attention`, :mod:`~pavlov.stores` (associative stores and their ISR),
 :mod:`~pavlov.stacking` (stacked circuits), :mod:`~pavlov.rules` (write rules: Hebbian, decay, delta, Oja, BCM),
 :mod:`~pavlov.phenomena` (classic conditioning experiments), :mod:`~pavlov.drift` (concept drift, forgetting),
-:mod:`~pavlov.mqar` (multi-query associative recall: trained models),
+:mod:`~pavlov.mqar` (multi-query associative recall: trained models), :mod:`~pavlov.induction` (the induction head),
 :mod:`~pavlov.hopfield` (Hopfield networks: classical, dense and modern),
 :mod:`~pavlov.channel` (retrieval as a noisy channel: the bits of a read),
 :mod:`~pavlov.theory` (the closed forms: a subpackage, one module per idea), :mod:`~pavlov.stats`,
@@ -16,11 +16,11 @@ Modules, one idea each: :mod:`~pavlov.runtime` (device, scale, seeding), :mod:`~
 
 __version__ = "0.1.0"
 
-from . import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, maps, mqar, phenomena, rules, stacking,
-               stats, stimuli, stores, theory, timing)
+from . import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, induction, maps, mqar,
+               phenomena, rules, stacking, stats, stimuli, stores, theory, timing)
 from .runtime import by_scale, default_device, generator, progress, run_info, scale, setup
 from .stimuli import random_stimuli
 
-__all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift", "facts", "generator", "hopfield",
-           "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",
+__all__ = ["attention", "batched", "book", "by_scale", "channel", "claims", "conditioning", "default_device", "drift",
+           "facts", "generator", "hopfield", "induction", "maps", "mqar", "phenomena", "progress", "random_stimuli", "rules", "run_info", "scale", "setup", "stacking",
            "stats", "stimuli", "stores", "theory", "timing"]

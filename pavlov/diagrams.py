@@ -275,11 +275,32 @@ def facts_in_a_matrix():
     _box(ax, 4.0, 1.6, "written: Hebbian $\\sum u_i k_i^\\top$, least squares,\nor trained on the cross-entropy; "
          "one fact\nedited by a rank-one write", width=7.6, height=2.2, color=0, filled=False)
     _arrow(ax, (4.0, 2.7), (4.0, 5.0))
+
+
+def induction_circuit(tokens=("a", "q", "o", "b", "c", "q")):
+    """Chapter 13: the induction circuit. Layer 1's previous-token head pairs each token with the one before it
+    (the trigger q with its output o: the bell with the food); at q's next occurrence layer 2's induction head
+    finds the position that was paired with q and copies the token there, o."""
+    fig, ax = _canvas(3.0)
+    xs = np.linspace(0.9, 9.1, len(tokens))
+    for x, token in zip(xs, tokens):
+        color = 0 if token == "q" else (1 if token == "o" else 7)
+        _box(ax, x, 2.0, token, width=0.9, height=1.4, color=color)
+    first, output, last = tokens.index("q"), tokens.index("o"), len(tokens) - 1
+    ax.add_patch(FancyArrowPatch((xs[output], 2.8), (xs[first], 2.8), connectionstyle="arc3,rad=0.5",
+                                 arrowstyle="-|>", mutation_scale=10, color=plotting.OKABE_ITO[2], linewidth=1.3))
+    ax.text((xs[first] + xs[output]) / 2, 4.6, "layer 1: previous-token head\n(o's position now carries q: the pairing)",
+            ha="center", fontsize=9)
+    ax.add_patch(FancyArrowPatch((xs[last], 2.8), (xs[output], 2.8), connectionstyle="arc3,rad=0.35",
+                                 arrowstyle="-|>", mutation_scale=10, color=plotting.OKABE_ITO[5], linewidth=1.3))
+    ax.text((xs[output] + xs[last]) / 2 + 0.6, 7.4, "layer 2: induction head\n(q asks for the position paired with q)",
+            ha="center", fontsize=9)
+    ax.text(xs[last], 0.2, "predicts o", ha="center", fontsize=9, color=plotting.OKABE_ITO[1])
     return fig
 
 
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
             "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
             "ch8": regression_ladder, "ch9": mqar_sequence, "ch12": noisy_channel,
-            "ch14": facts_in_a_matrix}
+            "ch13": induction_circuit, "ch14": facts_in_a_matrix}
 """Each chapter's concept diagram, by chapter."""

@@ -170,6 +170,42 @@ class RidgeStore(HebbianStore):
         gram = work.transpose(-1, -2) @ work
         gram = gram + self.lam * torch.eye(gram.shape[-1], device=gram.device, dtype=gram.dtype)
         return torch.linalg.solve(gram, work.transpose(-1, -2)).transpose(-1, -2).to(keys.dtype)
+class MatrixStore:
+    r"""Any matrix :math:`W` ``[..., d_k, d_v]`` (a learned weight matrix) read as a store of given pairs, :math:`r = q W`.
+
+    ``keys`` ``[..., n, d_k]`` and ``values`` ``[..., n, d_v]`` (linearly independent, so :math:`n \le d_v`) name
+    the pairs the matrix is asked to hold. The weight of memory :math:`i` in a retrieval is the coefficient of
+    :math:`v_i` when :math:`r` is written on the values (least squares, :math:`r V^+`); what the values do not span
+    is interference too. For the Hebbian matrix :math:`K^\top V` of the same pairs the weights are the overlaps
+    :math:`k_i \cdot q`, as in :class:`HebbianStore`, so :func:`interference_to_signal` measures both alike.
+
+    >>> keys = values = torch.eye(3, dtype=torch.float64)
+    >>> MatrixStore(2 * torch.eye(3, dtype=torch.float64), keys, values).read(keys, torch.arange(3))[1]
+    tensor([2., 2., 2.], dtype=torch.float64)
+    """
+
+    name = "matrix"
+
+    def __init__(self, matrix: torch.Tensor, keys: torch.Tensor, values: torch.Tensor):
+        _check_memories(keys, values)
+        _validate.tensor("matrix", matrix, min_dim=2)
+        _validate.same_device_dtype(keys=keys, matrix=matrix)
+        if matrix.shape[-2:] != (keys.shape[-1], values.shape[-1]):
+            raise ValueError(f"matrix must be [..., d_k, d_v] = [..., {keys.shape[-1]}, {values.shape[-1]}], "
+                             f"got {tuple(matrix.shape)}")
+        if values.shape[-2] > values.shape[-1]:
+            raise ValueError(f"values must be at most d_v = {values.shape[-1]} (linearly independent), "
+                             f"got {values.shape[-2]}")
+        self.matrix, self.keys, self.values = matrix, keys, values
+        work = torch.promote_types(values.dtype, torch.float32)                  # pinv needs at least float32
+        self.coefficients = torch.linalg.pinv(values.to(work)).to(values.dtype)  # V^+ (..., d_v, n)
+
+    def read(self, queries: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Retrieve for ``queries`` ``[..., m, d_k]``; also return the weight of memory ``targets`` ``[..., m]``."""
+        _check_read(self, queries, targets)
+        retrieved = queries @ self.matrix                                   # (..., m, d_v)
+        weights = retrieved @ self.coefficients                             # (..., m, n)
+        return retrieved, weights.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
 CHUNK_ELEMENTS = 2**22

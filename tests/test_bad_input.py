@@ -29,8 +29,8 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, maps, mqar, phenomena, rules, runtime, stacking,
-                    stats, stimuli, stores, theory, timing)
+from pavlov import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, induction, maps, mqar,
+                    phenomena, rules, runtime, stacking, stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
 LONG = {"device": "cpu", "dtype": torch.long}
@@ -400,6 +400,17 @@ CASES += read_rows(stores.HebbianStore.read, stores.HebbianStore)
 CASES += read_rows(stores.KernelStore.read, stores.ReluStore)
 CASES += read_rows(stores.SoftmaxStore.read, stores.SoftmaxStore)
 CASES += read_rows(stores.KernelStore.strongest, stores.SquaredReluStore, targets=False)
+spec(stores.MatrixStore, lambda: {"matrix": t(2, 3, 2), "keys": t(2, 2, 3), "values": t(2, 2, 2)},
+     tensors={"keys": 2, "values": 2, "matrix": 2})
+CASES += (each(stores.MatrixStore, "matrix", ((t(2, 2, 2), "d_k-mismatch"), (t(2, 3, 3), "d_v-mismatch")))
+          + each(stores.MatrixStore, "values", ((t(2, 3, 2), "n-mismatch"),)))
+CASES.append(bad(stores.MatrixStore, {"keys": t(2, 3, 3), "values": t(2, 3, 2)}, "values", "more-than-d_v"))
+spec(stores.MatrixStore.read, lambda: {"self": stores.MatrixStore(t(2, 3, 2), t(2, 2, 3), t(2, 2, 2)),
+                                       "queries": t(2, 4, 3), "targets": torch.zeros(2, 4, **LONG)},
+     tensors={"queries": 2}, reference=False)
+CASES += each(stores.MatrixStore.read, "queries", ((t(2, 4, 2), "d_k-mismatch"),))
+CASES += each(stores.MatrixStore.read, "targets", ((torch.zeros(2, 4, **F64), "float"),
+                                                   (torch.full((2, 4), 2, **LONG), "out-of-range")))
 spec(stores.chunk_length, lambda: {"n_memories": 10, "rows": 4, "chunk_size": 3},
      ints=("n_memories", "rows", "chunk_size"))
 spec(stores.trial_blocks, lambda: {"trials": 5, "trial_elements": 10, "budget": 100},
@@ -876,6 +887,72 @@ CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
     ("level", NAN, "nan"), ("level", 1.5, "above-one"), ("accuracies", [0.9, 0.6], "length-mismatch"),
     ("pairs", [], "empty"), ("pairs", [8, 0, 32], "zero"))]
 
+# --- induction ---
+
+TASK = induction.Task(vocab=8, n_triggers=2, length=8, device="cpu")
+
+
+def transformer(layers: int = 2, frozen: bool = True):
+    return induction.build(8, 8, seed=0, d_model=8, layers=layers, heads=1, frozen=frozen, device="cpu")
+
+
+NOT_A_MODEL = (("x", "str"), (transformer(frozen=False), "not-frozen"), (transformer(1), "one-layer"))
+spec(induction.Task, lambda: {"vocab": 8, "n_triggers": 2, "length": 8, "device": "cpu"},
+     ints=("vocab", "n_triggers", "length"), positive=("concentration",), probabilities=("trigger_mass",))
+CASES += (each(induction.Task, "n_triggers", ((8, "at-vocab"),)) + each(induction.Task, "vocab", ((1, "one"),))
+          + each(induction.Task, "length", ((1, "one"),)) + each(induction.Task, "seed", ((-1, "negative"),))
+          + each(induction.Task, "device", (("nonsense", "unknown"),)))
+spec(induction.sequences, lambda: {"task": TASK, "batch": 2, "seed": 0}, ints=("batch", "n_triggers"))
+CASES += (each(induction.sequences, "n_triggers", ((3, "above-task"),))
+          + each(induction.sequences, "task", (("x", "str"), ((8, 2, 8), "tuple")))
+          + each(induction.sequences, "seed", ((-1, "negative"),)))
+spec(induction.Attention, lambda: {"d_model": 8, "heads": 2}, ints=("heads",))
+CASES += each(induction.Attention, "heads", ((3, "not-dividing"),))
+spec(induction.Transformer, lambda: {"vocab": 8, "length": 8, "d_model": 8},
+     ints=("vocab", "length", "d_model", "layers", "heads"))
+CASES += (each(induction.Transformer, "vocab", ((1, "one"),)) + each(induction.Transformer, "heads", ((3, "not-dividing"),))
+          + each(induction.Transformer, "mlp", (("yes", "str"), (1, "int")))
+          + each(induction.Transformer, "frozen", (("yes", "str"), (1, "int"))))
+spec(induction.Transformer.forward, lambda: {"self": transformer(), "tokens": torch.zeros(2, 8, **LONG)})
+CASES += each(induction.Transformer.forward, "tokens", ((torch.zeros(2, 8, **F64), "float"), ([[0] * 8], "list"),
+                                                        (torch.zeros(2, 9, **LONG), "too-long")))
+CASES += each(induction.Transformer.forward, "ablate", (([(2, 0)], "layer-out-of-range"), (5, "int")))
+spec(induction.build, lambda: {"vocab": 8, "length": 8, "seed": 0, "device": "cpu", "d_model": 8},
+     ints=("vocab", "length", "d_model", "layers"))
+CASES += (each(induction.build, "seed", ((-1, "negative"), (1.5, "float")))
+          + each(induction.build, "device", (("nonsense", "unknown"),))
+          + [bad(induction.build, {"foo": 1}, "foo", "unknown-parameter")])
+spec(induction.train_together, lambda: {"task": TASK, "steps": 1, "seeds": (0, 1), "batch": 2, "every": 1, "d_model": 8},
+     ints=("steps", "batch", "every"), positive=("lr",))
+CASES += (each(induction.train_together, "seeds", (((), "empty"), (3, "int"), ("01", "str"), ((0, -1), "negative"),
+                                                   ((0, 1.5), "float")))
+          + each(induction.train_together, "task", (("x", "str"),))
+          + [bad(induction.train_together, {"foo": 1}, "foo", "unknown-parameter")])
+for fn in (induction.memory_recall, induction.memory_isr):
+    spec(fn, lambda: {"model": transformer(), "task": TASK})
+    CASES += each(fn, "model", NOT_A_MODEL) + each(fn, "task", (("x", "str"),))
+spec(induction.evaluate, lambda: {"model": transformer(), "task": TASK, "count": 2}, ints=("count", "n_triggers"))
+CASES += (each(induction.evaluate, "ablate", ((5, "int"), ("ab", "str"), ([(2, 0)], "layer-out-of-range"),
+                                              ([(0, 1)], "head-out-of-range"), ([(0, 0, 0)], "triple"),
+                                              ([(True, 0)], "bool")))
+          + each(induction.evaluate, "model", NOT_A_MODEL[:1]) + each(induction.evaluate, "task", (("x", "str"),))
+          + each(induction.evaluate, "seed", ((-1, "negative"),)))
+spec(induction.attention_maps, lambda: {"model": transformer(), "tokens": torch.zeros(8, **LONG)})
+CASES += (each(induction.attention_maps, "tokens", ((torch.zeros(2, 8, **LONG), "batch"), (torch.zeros(8, **F64), "float"),
+                                                    ([0] * 8, "list"), (torch.zeros(9, **LONG), "too-long")))
+          + each(induction.attention_maps, "model", NOT_A_MODEL[:1]))
+spec(induction.head_scores, lambda: {"model": transformer(), "task": TASK, "count": 2}, ints=("count",))
+CASES += each(induction.head_scores, "model", NOT_A_MODEL[:1]) + each(induction.head_scores, "task", (("x", "str"),))
+spec(induction.induction_reading, lambda: {"model": transformer(), "task": TASK, "count": 2},
+     ints=("count", "n_triggers"))
+CASES += (each(induction.induction_reading, "model", NOT_A_MODEL[:1] + NOT_A_MODEL[2:])
+          + each(induction.induction_reading, "task", (("x", "str"),))
+          + each(induction.induction_reading, "n_triggers", ((3, "above-task"),)))
+spec(induction.readout_gradient, lambda: {"model": transformer(), "tokens": torch.zeros(2, 8, **LONG)})
+CASES += (each(induction.readout_gradient, "model", NOT_A_MODEL[:1])
+          + each(induction.readout_gradient, "tokens", ((torch.zeros(2, 8, **F64), "float"),
+                                                        (torch.zeros(2, 9, **LONG), "too-long"))))
+
 # --- channel ---
 
 spec(channel.read_weights, lambda: {"memory": "hebbian", "keys": t(2, 5, 3)}, tensors={"keys": 2},
@@ -1070,7 +1147,7 @@ EXEMPT = {
     "channel.CodebookMeasurement": "data class",
     "batched.Linear": "torch's layer (torch checks its sizes)", "batched.LayerNorm": "torch's layer (torch checks its sizes)",
     "batched.Embedding": "torch's layer (torch checks its sizes)",
-    "mqar.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
+    "mqar.Trained": "data class", "induction.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }
 """Public callables with no row, and why; every other one defined in a module of the package has rows."""

@@ -57,7 +57,7 @@ BUDGETS = {
     "chapters/ch06_stacking.ipynb": 40, "chapters/ch07_learning_rules.ipynb": 20,
     "chapters/ch08_conditioning.ipynb": 15, "chapters/ch09_mqar.ipynb": 135, "chapters/ch10_noisy_cues.ipynb": 45,
     "chapters/ch11_hopfield.ipynb": 30, "chapters/ch12_channel.ipynb": 30,
-    "chapters/ch14_facts.ipynb": 60, "appendix/benchmarks.ipynb": 15,
+    "chapters/ch13_induction.ipynb": 90, "chapters/ch14_facts.ipynb": 60, "appendix/benchmarks.ipynb": 15,
 }
 OVER_MAX = {
     "chapters/ch09_mqar.ipynb": (
