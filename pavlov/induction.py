@@ -72,16 +72,27 @@ class Task:
         vocab = _count("vocab", self.vocab, 2)
         n_triggers = _validate.positive_int("n_triggers", self.n_triggers)
         if n_triggers >= vocab:
-            raise ValueError(f"n_triggers must be below vocab = {vocab}, got {n_triggers}")
+            raise ValueError(
+                f"n_triggers must be below vocab = {vocab}, got {n_triggers}"
+            )
         _count("length", self.length, 2)
-        concentration = _validate.finite_float("concentration", self.concentration, positive=True)
+        concentration = _validate.finite_float(
+            "concentration", self.concentration, positive=True
+        )
         device = runtime.device_of(self.device)
         gen = generator(self.seed, device)
         # Dirichlet rows: normalised Gamma(concentration) draws (torch's Gamma sampler takes no generator)
-        gamma = _gamma(torch.full((vocab, vocab), concentration, dtype=torch.float64, device=device), gen)
+        gamma = _gamma(
+            torch.full(
+                (vocab, vocab), concentration, dtype=torch.float64, device=device
+            ),
+            gen,
+        )
         mass = _validate.probability("trigger_mass", self.trigger_mass)
         transitions = gamma / gamma.sum(-1, keepdim=True)
-        triggers = _stationary(transitions).argsort(descending=True)[:n_triggers].sort().values
+        triggers = (
+            _stationary(transitions).argsort(descending=True)[:n_triggers].sort().values
+        )
         # every row sends trigger_mass more to the triggers, so that they recur within a short sequence
         transitions = (1 - mass) * transitions
         transitions[:, triggers] += mass / n_triggers
@@ -115,8 +126,12 @@ def _entropy(p: torch.Tensor) -> torch.Tensor:
 
 def _stationary(transitions: torch.Tensor) -> torch.Tensor:
     """The stationary distribution of a Markov chain (power iteration: these chains mix in a few steps)."""
-    stationary = torch.full(transitions.shape[:1], 1 / transitions.shape[0], dtype=transitions.dtype,
-                            device=transitions.device)
+    stationary = torch.full(
+        transitions.shape[:1],
+        1 / transitions.shape[0],
+        dtype=transitions.dtype,
+        device=transitions.device,
+    )
     for _ in range(200):
         stationary = stationary @ transitions
     return stationary
@@ -130,14 +145,23 @@ def _gamma(concentration: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     out = torch.zeros_like(alpha)
     todo = torch.ones_like(alpha, dtype=torch.bool)
     while bool(todo.any()):
-        z = torch.randn(alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype)
-        u = torch.rand(alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype)
+        z = torch.randn(
+            alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype
+        )
+        u = torch.rand(
+            alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype
+        )
         v = (1 + c * z) ** 3
-        ok = (v > 0) & (u.clamp_min(1e-300).log() < 0.5 * z**2 + d - d * v + d * v.clamp_min(1e-300).log())
+        ok = (v > 0) & (
+            u.clamp_min(1e-300).log()
+            < 0.5 * z**2 + d - d * v + d * v.clamp_min(1e-300).log()
+        )
         take = todo & ok
         out[take] = (d * v)[take]
         todo &= ~ok
-    boost = torch.rand(alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype)
+    boost = torch.rand(
+        alpha.shape, generator=gen, device=alpha.device, dtype=alpha.dtype
+    )
     small = concentration < 1
     out[small] *= boost[small] ** (1 / concentration[small])
     return out
@@ -145,11 +169,15 @@ def _gamma(concentration: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 def _task(task) -> Task:
     if not isinstance(task, Task):
-        raise TypeError(f"task must be a pavlov.induction.Task, got {type(task).__name__}")
+        raise TypeError(
+            f"task must be a pavlov.induction.Task, got {type(task).__name__}"
+        )
     return task
 
 
-def sequences(task: Task, batch: int, *, seed: int, n_triggers: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def sequences(
+    task: Task, batch: int, *, seed: int, n_triggers: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``batch`` sequences of the task: tokens ``[batch, length]`` and the in-context labels ``[batch, length]``.
 
     After a trigger comes that sequence's output for it; after any other token, a draw from the bigram row.
@@ -159,23 +187,41 @@ def sequences(task: Task, batch: int, *, seed: int, n_triggers: int | None = Non
     """
     _task(task)
     batch = _validate.positive_int("batch", batch)
-    active = task.n_triggers if n_triggers is None else _validate.positive_int("n_triggers", n_triggers)
+    active = (
+        task.n_triggers
+        if n_triggers is None
+        else _validate.positive_int("n_triggers", n_triggers)
+    )
     if active > task.n_triggers:
-        raise ValueError(f"n_triggers must be at most the task's {task.n_triggers}, got {active}")
+        raise ValueError(
+            f"n_triggers must be at most the task's {task.n_triggers}, got {active}"
+        )
     gen, device = generator(seed, task.device), task.device
-    trigger_of = torch.full((task.vocab,), -1, dtype=torch.long, device=device)    # token -> trigger index, or -1
+    trigger_of = torch.full(
+        (task.vocab,), -1, dtype=torch.long, device=device
+    )  # token -> trigger index, or -1
     trigger_of[task.triggers[:active]] = torch.arange(active, device=device)
     # outputs are non-trigger tokens: a trigger as output would chain triggers (q -> q -> q ...)
     others = torch.ones(task.vocab, device=device)
     others[task.triggers] = 0
-    outputs = torch.multinomial(others.expand(batch, -1), active, replacement=True, generator=gen)
+    outputs = torch.multinomial(
+        others.expand(batch, -1), active, replacement=True, generator=gen
+    )
     cumulative = task.transitions.cumsum(-1)
     tokens = torch.empty(batch, task.length, dtype=torch.long, device=device)
-    tokens[:, 0] = torch.multinomial(task.stationary, batch, replacement=True, generator=gen)
-    uniforms = torch.rand(task.length, batch, 1, generator=gen, device=device, dtype=cumulative.dtype)
+    tokens[:, 0] = torch.multinomial(
+        task.stationary, batch, replacement=True, generator=gen
+    )
+    uniforms = torch.rand(
+        task.length, batch, 1, generator=gen, device=device, dtype=cumulative.dtype
+    )
     for t in range(task.length - 1):
         current = tokens[:, t]
-        drawn = torch.searchsorted(cumulative[current], uniforms[t]).squeeze(-1).clamp_max(task.vocab - 1)
+        drawn = (
+            torch.searchsorted(cumulative[current], uniforms[t])
+            .squeeze(-1)
+            .clamp_max(task.vocab - 1)
+        )
         which = trigger_of[current]
         fixed = outputs.gather(1, which.clamp_min(0)[:, None]).squeeze(1)
         tokens[:, t + 1] = torch.where(which >= 0, fixed, drawn)
@@ -199,25 +245,47 @@ class Attention(nn.Module):
         self.heads = _validate.positive_int("heads", heads)
         if d_model % heads:
             raise ValueError(f"heads must divide d_model = {d_model}, got {heads}")
-        self.query, self.key, self.value, self.out = (batched.Linear(d_model, d_model, bias=False) for _ in range(4))
+        self.query, self.key, self.value, self.out = (
+            batched.Linear(d_model, d_model, bias=False) for _ in range(4)
+        )
 
     def split(self, x: torch.Tensor) -> torch.Tensor:
         """``[..., T, d_model]`` to ``[..., heads, T, d_head]``."""
         return x.unflatten(-1, (self.heads, -1)).transpose(-3, -2)
 
-    def pattern(self, x: torch.Tensor) -> torch.Tensor:
-        """The attention weights ``[..., heads, T, T]`` (row ``t``: where position ``t`` looks)."""
+    def pattern(self, x: torch.Tensor, cut: torch.Tensor | None = None) -> torch.Tensor:
+        """The attention weights ``[..., heads, T, T]`` (row ``t``: where position ``t`` looks).
+
+        ``cut``: a ``[heads]`` mask of the heads whose weight on ``t - 1`` is removed, the rest renormalised (the
+        score masked before the softmax)."""
         q, k = self.split(self.query(x)), self.split(self.key(x))
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        causal = torch.ones(scores.shape[-2:], dtype=torch.bool, device=x.device).tril()
-        return scores.masked_fill(~causal, float("-inf")).softmax(-1)
+        length = scores.shape[-1]
+        allowed = torch.ones(length, length, dtype=torch.bool, device=x.device).tril()
+        if cut is not None:
+            previous = (
+                torch.ones(length, length, dtype=torch.bool, device=x.device)
+                .tril(-1)
+                .triu(-1)
+            )
+            allowed = allowed & ~(
+                previous & cut.to(torch.bool)[:, None, None]
+            )  # [H, T, T]
+        return scores.masked_fill(~allowed, float("-inf")).softmax(-1)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor | None = None, patterns: list | None = None) -> torch.Tensor:
-        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others)."""
-        weights = self.pattern(x)
+    def forward(
+        self,
+        x: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        patterns: list | None = None,
+        cut: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others); ``cut``: as in
+        :meth:`pattern`."""
+        weights = self.pattern(x, cut)
         if patterns is not None:
             patterns.append(weights.detach())
-        heads = weights @ self.split(self.value(x))                              # (..., H, T, d_head)
+        heads = weights @ self.split(self.value(x))  # (..., H, T, d_head)
         if keep is not None:
             heads = heads * keep.to(heads.dtype)[:, None, None]
         return self.out(heads.transpose(-3, -2).flatten(-2))
@@ -231,49 +299,104 @@ class Transformer(nn.Module):
     layers: stacked (:func:`pavlov.batched.stack`), it reads tokens ``[M, batch, T]``.
     """
 
-    def __init__(self, vocab: int, length: int, *, d_model: int = 64, layers: int = 2, heads: int = 1,
-                 mlp: bool = False, frozen: bool = False):
+    def __init__(
+        self,
+        vocab: int,
+        length: int,
+        *,
+        d_model: int = 64,
+        layers: int = 2,
+        heads: int = 1,
+        mlp: bool = False,
+        frozen: bool = False,
+    ):
         super().__init__()
-        vocab, length = _count("vocab", vocab, 2), _validate.positive_int("length", length)
-        d_model, layers = _validate.positive_int("d_model", d_model), _validate.positive_int("layers", layers)
+        vocab, length = (
+            _count("vocab", vocab, 2),
+            _validate.positive_int("length", length),
+        )
+        d_model, layers = (
+            _validate.positive_int("d_model", d_model),
+            _validate.positive_int("layers", layers),
+        )
         for name, flag in (("mlp", mlp), ("frozen", frozen)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         self.frozen, self.length = frozen, length
-        self.embed, self.position = batched.Embedding(vocab, d_model), batched.Embedding(length, d_model)
-        for table in (self.embed, self.position):        # unit-scale random vectors, nearly orthogonal in d_model
+        self.embed, self.position = (
+            batched.Embedding(vocab, d_model),
+            batched.Embedding(length, d_model),
+        )
+        for table in (
+            self.embed,
+            self.position,
+        ):  # unit-scale random vectors, nearly orthogonal in d_model
             nn.init.normal_(table.weight, std=1 / math.sqrt(d_model))
-        self.attentions = nn.ModuleList(Attention(d_model, heads) for _ in range(layers))
-        self.mlps = nn.ModuleList(nn.Sequential(batched.Linear(d_model, 4 * d_model), nn.ReLU(),
-                                                batched.Linear(4 * d_model, d_model)) for _ in range(layers if mlp else 0))
+        self.attentions = nn.ModuleList(
+            Attention(d_model, heads) for _ in range(layers)
+        )
+        self.mlps = nn.ModuleList(
+            nn.Sequential(
+                batched.Linear(d_model, 4 * d_model),
+                nn.ReLU(),
+                batched.Linear(4 * d_model, d_model),
+            )
+            for _ in range(layers if mlp else 0)
+        )
         self.readout = batched.Linear(d_model, vocab, bias=False)
 
     def frozen_names(self) -> tuple[str, ...]:
         """The parameters that training leaves as they are."""
-        return ("embed.weight", "position.weight", "readout.weight") if self.frozen else ()
+        return (
+            ("embed.weight", "position.weight", "readout.weight") if self.frozen else ()
+        )
 
-    def forward(self, tokens: torch.Tensor, *, ablate: tuple = (), patterns: list | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        *,
+        ablate: tuple = (),
+        cut_previous: tuple = (),
+        patterns: list | None = None,
+    ) -> torch.Tensor:
         """Logits ``[batch, T, vocab]`` for tokens ``[batch, T]`` (stacked: ``[M, batch, T, vocab]``).
 
-        ``ablate``: ``(layer, head)`` pairs whose output is zeroed; ``patterns``: a list that receives each
-        layer's attention weights ``[..., heads, T, T]``.
+        ``ablate``: ``(layer, head)`` pairs whose output is zeroed; ``cut_previous``: ``(layer, head)`` pairs whose
+        weight on the previous position is removed and the rest renormalised (the head keeps everything else);
+        ``patterns``: a list that receives each layer's attention weights ``[..., heads, T, T]``.
         """
         if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long:
-            raise TypeError(f"tokens must be a tensor of token ids (torch.long), got {getattr(tokens, 'dtype', tokens)}")
+            raise TypeError(
+                f"tokens must be a tensor of token ids (torch.long), got {getattr(tokens, 'dtype', tokens)}"
+            )
         if tokens.shape[-1] > self.length:
-            raise ValueError(f"tokens must be at most {self.length} long, got {tokens.shape[-1]}")
+            raise ValueError(
+                f"tokens must be at most {self.length} long, got {tokens.shape[-1]}"
+            )
         models = self.embed.weight.shape[:-2]
-        positions = torch.arange(tokens.shape[-1], device=tokens.device).expand(*models, tokens.shape[-1])
+        positions = torch.arange(tokens.shape[-1], device=tokens.device).expand(
+            *models, tokens.shape[-1]
+        )
         x = self.embed(tokens) + self.position(positions).unsqueeze(-3)
-        ablate = _heads(self, ablate)
+        ablate, cut_previous = (
+            _heads(self, ablate, "ablate"),
+            _heads(self, cut_previous, "cut_previous"),
+        )
         for layer, attention in enumerate(self.attentions):
-            keep = None
+            keep = cut = None
             if ablate:
                 keep = torch.ones(attention.heads, device=tokens.device)
                 for at, head in ablate:
                     if at == layer:
                         keep[head] = 0
-            x = x + attention(x, keep, patterns)
+            if cut_previous:
+                cut = torch.zeros(
+                    attention.heads, dtype=torch.bool, device=tokens.device
+                )
+                for at, head in cut_previous:
+                    if at == layer:
+                        cut[head] = True
+            x = x + attention(x, keep, patterns, cut)
             if self.mlps:
                 x = x + self.mlps[layer](x)
         return self.readout(x)
@@ -287,21 +410,30 @@ def build(vocab: int, length: int, *, seed: int, device=None, **kwargs) -> Trans
     return model.to(runtime.device_of(device))
 
 
-def _scores(model: Transformer, tokens: torch.Tensor, labels: torch.Tensor, is_trigger: torch.Tensor,
-            ablate: tuple = ()) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def _scores(
+    model: Transformer,
+    tokens: torch.Tensor,
+    labels: torch.Tensor,
+    is_trigger: torch.Tensor,
+    ablate: tuple = (),
+    cut_previous: tuple = (),
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The mean next-token loss ``[...]`` (differentiable) and, detached: ``loss``, ``bigram_loss`` (after
     non-trigger tokens) and ``in_context`` (accuracy at the labelled positions), each ``[...]`` over the batch axis."""
-    logits = model(tokens, ablate=ablate)
-    per_token = F.cross_entropy(logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(),
-                                reduction="none").view(tokens[..., 1:].shape)
+    logits = model(tokens, ablate=ablate, cut_previous=cut_previous)
+    per_token = F.cross_entropy(
+        logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="none"
+    ).view(tokens[..., 1:].shape)
     loss = per_token.mean((-2, -1))
     with torch.no_grad():
         bigram = ~is_trigger[tokens[..., :-1]]
         asked = labels != IGNORE
         right = (logits.argmax(-1) == labels) & asked
-        scores = {"loss": loss.detach(),
-                  "bigram_loss": (per_token * bigram).sum((-2, -1)) / bigram.sum((-2, -1)),
-                  "in_context": right.sum((-2, -1)) / asked.sum((-2, -1))}
+        scores = {
+            "loss": loss.detach(),
+            "bigram_loss": (per_token * bigram).sum((-2, -1)) / bigram.sum((-2, -1)),
+            "in_context": right.sum((-2, -1)) / asked.sum((-2, -1)),
+        }
     return loss, scores
 
 
@@ -325,8 +457,16 @@ class Trained:
     seed: int
 
 
-def train_together(task: Task, *, steps: int, seeds, batch: int = 32, lr: float = 1e-3, every: int = 10,
-                   **kwargs) -> list[Trained]:
+def train_together(
+    task: Task,
+    *,
+    steps: int,
+    seeds,
+    batch: int = 32,
+    lr: float = 1e-3,
+    every: int = 10,
+    **kwargs,
+) -> list[Trained]:
     """Train one :class:`Transformer` per seed, all at once as one stack (:mod:`pavlov.batched`), with Adam on
     fresh batches of the task, the full next-token loss.
 
@@ -335,28 +475,46 @@ def train_together(task: Task, *, steps: int, seeds, batch: int = 32, lr: float 
     ``heads``, ``mlp``, ``frozen``).
     """
     _task(task)
-    steps, batch, every = (_validate.positive_int(n, v) for n, v in (("steps", steps), ("batch", batch), ("every", every)))
+    steps, batch, every = (
+        _validate.positive_int(n, v)
+        for n, v in (("steps", steps), ("batch", batch), ("every", every))
+    )
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds must be a sequence of ints, got {type(seeds).__name__}")
     seeds = tuple(seeds)
-    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
-        raise ValueError(f"seeds must name at least one seed, each a non-negative int, got {seeds}")
+    if not seeds or any(
+        isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds
+    ):
+        raise ValueError(
+            f"seeds must name at least one seed, each a non-negative int, got {seeds}"
+        )
     lr = _validate.finite_float("lr", lr, positive=True)
-    models = [build(task.vocab, task.length, seed=seed, device=task.device, **kwargs) for seed in seeds]
+    models = [
+        build(task.vocab, task.length, seed=seed, device=task.device, **kwargs)
+        for seed in seeds
+    ]
     stacked = batched.stack(models)
     for name, p in stacked.named_parameters():
         p.requires_grad_(name not in models[0].frozen_names())
-    optimiser = torch.optim.Adam([p for p in stacked.parameters() if p.requires_grad], lr=lr)
+    optimiser = torch.optim.Adam(
+        [p for p in stacked.parameters() if p.requires_grad], lr=lr
+    )
     is_trigger, recorded, curves = _is_trigger(task), [], {}
     for step in range(steps + 1):
         drawn = [sequences(task, batch, seed=seed * 1_000_003 + step) for seed in seeds]
-        tokens, labels = (torch.stack(part) for part in zip(*drawn))          # [M, batch, T]
-        loss, row = _scores(stacked, tokens, labels, is_trigger)              # [M]
+        tokens, labels = (torch.stack(part) for part in zip(*drawn))  # [M, batch, T]
+        loss, row = _scores(stacked, tokens, labels, is_trigger)  # [M]
         if step % every == 0 or step == steps:
             if stacked.frozen and len(stacked.attentions) >= 2:
                 weights = {name: p.detach() for name, p in stacked.named_parameters()}
-                probes = [_probes({n: p[m] for n, p in weights.items()}, stacked.attentions[0].heads, task.triggers)
-                          for m in range(len(seeds))]
+                probes = [
+                    _probes(
+                        {n: p[m] for n, p in weights.items()},
+                        stacked.attentions[0].heads,
+                        task.triggers,
+                    )
+                    for m in range(len(seeds))
+                ]
                 row |= {name: torch.stack([p[name] for p in probes]) for name in PROBES}
             recorded.append(step)
             for name, values in row.items():
@@ -366,9 +524,13 @@ def train_together(task: Task, *, steps: int, seeds, batch: int = 32, lr: float 
         optimiser.zero_grad(set_to_none=True)
         loss.sum().backward()
         optimiser.step()
-    per_model = {name: torch.stack(values, 1).tolist() for name, values in curves.items()}
-    return [Trained(model, recorded, {name: per_model[name][m] for name in per_model}, seed)
-            for m, (model, seed) in enumerate(zip(batched.unstack(stacked), seeds))]
+    per_model = {
+        name: torch.stack(values, 1).tolist() for name, values in curves.items()
+    }
+    return [
+        Trained(model, recorded, {name: per_model[name][m] for name in per_model}, seed)
+        for m, (model, seed) in enumerate(zip(batched.unstack(stacked), seeds))
+    ]
 
 
 PROBES = ("previous_token", "induction_key", "output_copy")
@@ -392,40 +554,73 @@ def memory_recall(model: Transformer, task: Task) -> dict[str, torch.Tensor]:
     tensors (0-dim) so that they can be stacked over models.
     """
     if not _transformer(model).frozen or len(model.attentions) < 2:
-        raise ValueError("model must be a Transformer with frozen embeddings and at least two layers")
-    return _probes({name: p.detach() for name, p in model.named_parameters()}, model.attentions[0].heads,
-                   _task(task).triggers)
+        raise ValueError(
+            "model must be a Transformer with frozen embeddings and at least two layers"
+        )
+    return _probes(
+        {name: p.detach() for name, p in model.named_parameters()},
+        model.attentions[0].heads,
+        _task(task).triggers,
+    )
 
 
-def _probes(w: dict[str, torch.Tensor], heads: int, triggers: torch.Tensor) -> dict[str, torch.Tensor]:
+def _probes(
+    w: dict[str, torch.Tensor], heads: int, triggers: torch.Tensor
+) -> dict[str, torch.Tensor]:
     """:func:`memory_recall` on one model's weights ``w`` (by parameter name)."""
-    embed, position, readout = w["embed.weight"], w["position.weight"], w["readout.weight"]
+    embed, position, readout = (
+        w["embed.weight"],
+        w["position.weight"],
+        w["readout.weight"],
+    )
     d_head = embed.shape[-1] // heads
 
-    def per_head(matrix):                      # [d_model, d_model] rows split by head: [H, d_head, d_model]
+    def per_head(matrix):  # [d_model, d_model] rows split by head: [H, d_head, d_model]
         return matrix.view(heads, d_head, -1)
 
     # previous token: the best head's position scores
-    q1, k1 = per_head(w["attentions.0.query.weight"]) @ position.T, per_head(w["attentions.0.key.weight"]) @ position.T
-    scores = q1.transpose(-1, -2) @ k1                                              # [H, T, T]
-    causal = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()
-    best = scores.masked_fill(~causal, float("-inf")).argmax(-1)[:, 1:]            # [H, T - 1]
+    q1, k1 = (
+        per_head(w["attentions.0.query.weight"]) @ position.T,
+        per_head(w["attentions.0.key.weight"]) @ position.T,
+    )
+    scores = q1.transpose(-1, -2) @ k1  # [H, T, T]
+    causal = torch.ones(
+        scores.shape[-2:], dtype=torch.bool, device=scores.device
+    ).tril()
+    best = scores.masked_fill(~causal, float("-inf")).argmax(-1)[:, 1:]  # [H, T - 1]
     target = torch.arange(scores.shape[-1] - 1, device=scores.device)
     previous = (best == target).double().mean(-1).max()
     # induction key: what layer 1 writes at the position after token j, W_O^1 W_V^1 e_j, as layer 2's key
-    written = embed @ (w["attentions.0.out.weight"] @ w["attentions.0.value.weight"]).T          # [V, d]
-    q2 = per_head(w["attentions.1.query.weight"]) @ embed[triggers].T                    # [H, d_head, K]
-    k2 = per_head(w["attentions.1.key.weight"]) @ written.T                                  # [H, d_head, V]
-    hits = (q2.transpose(-1, -2) @ k2).argmax(-1) == triggers                         # [H, K]
+    written = (
+        embed @ (w["attentions.0.out.weight"] @ w["attentions.0.value.weight"]).T
+    )  # [V, d]
+    q2 = per_head(w["attentions.1.query.weight"]) @ embed[triggers].T  # [H, d_head, K]
+    k2 = per_head(w["attentions.1.key.weight"]) @ written.T  # [H, d_head, V]
+    hits = (q2.transpose(-1, -2) @ k2).argmax(-1) == triggers  # [H, K]
     induction = hits.double().mean(-1).max()
     # output copy: layer 2's OV circuit read through the readout
-    copy = readout @ w["attentions.1.out.weight"] @ w["attentions.1.value.weight"] @ embed.T   # [V, V]: column j
-    output = (copy.argmax(0) == torch.arange(copy.shape[0], device=copy.device)).double().mean()
-    return {"previous_token": previous, "induction_key": induction, "output_copy": output}
+    copy = (
+        readout
+        @ w["attentions.1.out.weight"]
+        @ w["attentions.1.value.weight"]
+        @ embed.T
+    )  # [V, V]: column j
+    output = (
+        (copy.argmax(0) == torch.arange(copy.shape[0], device=copy.device))
+        .double()
+        .mean()
+    )
+    return {
+        "previous_token": previous,
+        "induction_key": induction,
+        "output_copy": output,
+    }
 
 
 @torch.no_grad()
-def memory_isr(model: Transformer, task: Task) -> dict[str, dict[str, torch.Tensor]]:
+def memory_isr(
+    model: Transformer, task: Task, *, draws: int = 16, seed: int = 0
+) -> dict[str, dict[str, torch.Tensor]]:
     r"""The ISR of each of the circuit's three weight memories read as a store of the pairs :func:`memory_recall`
     probes (:class:`pavlov.stores.MatrixStore`), beside the Hebbian store :math:`\sum_i k_i^\top v_i` of the same pairs.
 
@@ -437,63 +632,138 @@ def memory_isr(model: Transformer, task: Task) -> dict[str, dict[str, torch.Tens
       embedding :math:`e_j`, values the readout's rows :math:`u_j`, decoded among them.
 
     Returns, per memory, ``learned`` ``[heads, n]`` and ``hebbian`` ``[n]``: each pair's ISR
-    (:func:`pavlov.stores.interference_to_signal`), and ``learned_correct``, ``hebbian_correct``: whether it decodes.
+    (:func:`pavlov.stores.interference_to_signal`), and ``learned_correct``, ``hebbian_correct``: whether it decodes;
+    ``random`` ``[draws, n]``: the same pairs read from ``draws`` matrices of independent Gaussian entries (from
+    ``seed``), the store that holds nothing, so that the learned matrix can be placed between the two.
     """
+    draws = _validate.positive_int("draws", draws)
     if not _transformer(model).frozen or len(model.attentions) < 2:
-        raise ValueError("model must be a Transformer with frozen embeddings and at least two layers")
+        raise ValueError(
+            "model must be a Transformer with frozen embeddings and at least two layers"
+        )
     w = {name: p.detach() for name, p in model.named_parameters()}
     triggers = _task(task).triggers
-    embed, position, readout = w["embed.weight"], w["position.weight"], w["readout.weight"]
+    embed, position, readout = (
+        w["embed.weight"],
+        w["position.weight"],
+        w["readout.weight"],
+    )
     heads = model.attentions[0].heads
 
-    def bilinear(layer):                       # W_Q^T W_K per head: [H, d_model, d_model]
-        q, k = (w[f"attentions.{layer}.{name}.weight"].view(heads, -1, embed.shape[-1]) for name in ("query", "key"))
+    def bilinear(layer):  # W_Q^T W_K per head: [H, d_model, d_model]
+        q, k = (
+            w[f"attentions.{layer}.{name}.weight"].view(heads, -1, embed.shape[-1])
+            for name in ("query", "key")
+        )
         return q.transpose(-1, -2) @ k
 
-    written = embed @ (w["attentions.0.out.weight"] @ w["attentions.0.value.weight"]).T          # [V, d]
+    written = (
+        embed @ (w["attentions.0.out.weight"] @ w["attentions.0.value.weight"]).T
+    )  # [V, d]
     others = torch.ones(task.vocab, dtype=torch.bool, device=embed.device)
     others[triggers] = False
-    pairs = {"previous_token": (bilinear(0), position[1:], position[:-1], position),
-             "induction_key": (bilinear(1), embed[triggers], written[triggers],
-                               torch.cat([written[triggers], written[others]])),
-             "output_copy": ((w["attentions.1.out.weight"] @ w["attentions.1.value.weight"]).T[None], embed, readout,
-                             readout)}
-    out = {}
+    pairs = {
+        "previous_token": (bilinear(0), position[1:], position[:-1], position),
+        "induction_key": (
+            bilinear(1),
+            embed[triggers],
+            written[triggers],
+            torch.cat([written[triggers], written[others]]),
+        ),
+        "output_copy": (
+            (w["attentions.1.out.weight"] @ w["attentions.1.value.weight"]).T[None],
+            embed,
+            readout,
+            readout,
+        ),
+    }
+    gen, out = generator(seed, embed.device), {}
     for name, (matrix, keys, values, candidates) in pairs.items():
-        stacked = [x.expand(matrix.shape[0], *x.shape) for x in (keys, values, candidates)]
-        learned = stores.interference_to_signal(stores.MatrixStore(matrix, *stacked[:2]), candidates=stacked[2])
-        hebbian = stores.interference_to_signal(stores.build("hebbian", keys, values), candidates=candidates)
-        out[name] = {"learned": learned[0], "hebbian": hebbian[0], "learned_correct": learned[1],
-                     "hebbian_correct": hebbian[1]}
+        noise = torch.randn(
+            (draws, *matrix.shape[-2:]),
+            generator=gen,
+            device=matrix.device,
+            dtype=matrix.dtype,
+        )
+
+        learned, random = (
+            _read_matrix(m, keys, values, candidates) for m in (matrix, noise)
+        )
+        hebbian = stores.interference_to_signal(
+            stores.build("hebbian", keys, values), candidates=candidates
+        )
+        out[name] = {
+            "learned": learned[0],
+            "hebbian": hebbian[0],
+            "random": random[0],
+            "learned_correct": learned[1],
+            "hebbian_correct": hebbian[1],
+        }
     return out
 
 
+def _read_matrix(
+    matrix: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    candidates: torch.Tensor,
+):
+    """:func:`pavlov.stores.interference_to_signal` of ``matrix [H, d, d]`` read as a store of the pairs, per head."""
+    stacked = [x.expand(matrix.shape[0], *x.shape) for x in (keys, values, candidates)]
+    return stores.interference_to_signal(
+        stores.MatrixStore(matrix, *stacked[:2]), candidates=stacked[2]
+    )
+
+
 @torch.no_grad()
-def evaluate(model: Transformer, task: Task, *, count: int = 256, seed: int = 2**31, ablate: tuple = (),
-             n_triggers: int | None = None) -> dict[str, float]:
+def evaluate(
+    model: Transformer,
+    task: Task,
+    *,
+    count: int = 256,
+    seed: int = 2**31,
+    ablate: tuple = (),
+    cut_previous: tuple = (),
+    n_triggers: int | None = None,
+) -> dict[str, float]:
     """``loss``, ``bigram_loss`` (after non-trigger tokens, nats) and ``in_context`` accuracy (a trigger's second and
-    later occurrences) of ``model`` on ``count`` fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed."""
-    tokens, labels = sequences(task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers)
-    _, scores = _scores(_transformer(model), tokens, labels, _is_trigger(task), ablate)
+    later occurrences) of ``model`` on ``count`` fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed;
+    ``cut_previous``: ``(layer, head)`` pairs whose weight on the previous position is removed (renormalised)."""
+    tokens, labels = sequences(
+        task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers
+    )
+    _, scores = _scores(
+        _transformer(model), tokens, labels, _is_trigger(task), ablate, cut_previous
+    )
     return {name: value.item() for name, value in scores.items()}
 
 
-def _heads(model: Transformer, ablate) -> tuple:
-    """``ablate`` checked: ``(layer, head)`` pairs of ``model``'s."""
+def _heads(model: Transformer, ablate, name: str = "ablate") -> tuple:
+    """``ablate`` (the parameter ``name``) checked: ``(layer, head)`` pairs of ``model``'s."""
     if isinstance(ablate, (str, bytes)) or not hasattr(ablate, "__iter__"):
-        raise TypeError(f"ablate must be a sequence of (layer, head) pairs, got {type(ablate).__name__}")
+        raise TypeError(
+            f"{name} must be a sequence of (layer, head) pairs, got {type(ablate).__name__}"
+        )
     ablate = tuple(tuple(pair) for pair in ablate)
     for pair in ablate:
-        if (len(pair) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
-                or not 0 <= pair[0] < len(model.attentions) or not 0 <= pair[1] < model.attentions[pair[0]].heads):
-            raise ValueError(f"ablate must name (layer, head) pairs of this model's {len(model.attentions)} layers "
-                             f"of {model.attentions[0].heads} heads, got {pair}")
+        if (
+            len(pair) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+            or not 0 <= pair[0] < len(model.attentions)
+            or not 0 <= pair[1] < model.attentions[pair[0]].heads
+        ):
+            raise ValueError(
+                f"{name} must name (layer, head) pairs of this model's {len(model.attentions)} layers "
+                f"of {model.attentions[0].heads} heads, got {pair}"
+            )
     return ablate
 
 
 def _transformer(model) -> Transformer:
     if not isinstance(model, Transformer):
-        raise TypeError(f"model must be a pavlov.induction.Transformer, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be a pavlov.induction.Transformer, got {type(model).__name__}"
+        )
     return model
 
 
@@ -508,57 +778,93 @@ def attention_maps(model: Transformer, tokens: torch.Tensor) -> list[torch.Tenso
 
 
 @torch.no_grad()
-def head_scores(model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31) -> dict[str, torch.Tensor]:
+def head_scores(
+    model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31
+) -> dict[str, torch.Tensor]:
     """Per layer and head ``[layers, heads]``: ``previous_token``, the mean attention from position ``t`` to ``t - 1``;
     ``previous_trigger``, the same where the token at ``t - 1`` is a trigger (the positions where the circuit needs
     it); ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right
     after the trigger's earlier occurrences; ``uniform_previous_token``, ``uniform_previous_trigger`` and
     ``uniform_induction`` (0-dim): the same scores of a uniform causal map (``1/(t+1)`` to each earlier position) on
     the same sequences, the alternative a head must beat."""
-    tokens, labels = sequences(_task(task), _validate.positive_int("count", count), seed=seed)
+    tokens, labels = sequences(
+        _task(task), _validate.positive_int("count", count), seed=seed
+    )
     patterns = []
     _transformer(model)(tokens, patterns=patterns)
-    weights = torch.stack(patterns, 1)                                      # [B, L, H, T, T]
+    weights = torch.stack(patterns, 1)  # [B, L, H, T, T]
     length = tokens.shape[-1]
     uniform = torch.ones(length, length, device=tokens.device).tril()
-    uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(weights.shape[0], 1, 1, length, length)
-    return {name: value[0, 0] if name.startswith("uniform") else value
-            for name, value in _head_scores(weights, tokens, labels, uniform, _is_trigger(task)).items()}
+    uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(
+        weights.shape[0], 1, 1, length, length
+    )
+    return {
+        name: value[0, 0] if name.startswith("uniform") else value
+        for name, value in _head_scores(
+            weights, tokens, labels, uniform, _is_trigger(task)
+        ).items()
+    }
 
 
-def _head_scores(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor, uniform: torch.Tensor,
-                 is_trigger: torch.Tensor) -> dict[str, torch.Tensor]:
+def _head_scores(
+    weights: torch.Tensor,
+    tokens: torch.Tensor,
+    labels: torch.Tensor,
+    uniform: torch.Tensor,
+    is_trigger: torch.Tensor,
+) -> dict[str, torch.Tensor]:
     """:func:`head_scores` of attention weights ``[B, L, H, T, T]``, and of a uniform causal map beside them."""
     scores = {}
     for prefix, maps in (("", weights), ("uniform_", uniform)):
-        scores |= {prefix + name: value for name, value in _scores_of(maps, tokens, labels, is_trigger).items()}
+        scores |= {
+            prefix + name: value
+            for name, value in _scores_of(maps, tokens, labels, is_trigger).items()
+        }
     return scores
 
 
 def _after_earlier(tokens: torch.Tensor) -> torch.Tensor:
     """``[B, t, s]``: whether position ``s - 1`` is an earlier occurrence of the token at ``t`` (``tokens [B, T]``)."""
     length = tokens.shape[-1]
-    same = tokens[:, :, None] == tokens[:, None, :]                         # [B, t, s]: x_s == x_t
-    earlier = torch.ones(length, length, dtype=torch.bool, device=tokens.device).tril(-1)
+    same = tokens[:, :, None] == tokens[:, None, :]  # [B, t, s]: x_s == x_t
+    earlier = torch.ones(length, length, dtype=torch.bool, device=tokens.device).tril(
+        -1
+    )
     return F.pad(same & earlier, (1, 0))[..., :-1]
 
 
-def _scores_of(weights: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor,
-               is_trigger: torch.Tensor) -> dict[str, torch.Tensor]:
-    on_previous = weights.diagonal(-1, -2, -1)                              # [B, L, H, T - 1]: t's weight on t - 1
-    previous = on_previous.mean((0, -1))                                    # [L, H]
-    after = is_trigger[tokens[:, :-1]][:, None, None].to(weights.dtype)    # [B, 1, 1, T - 1]: x_{t-1} a trigger
+def _scores_of(
+    weights: torch.Tensor,
+    tokens: torch.Tensor,
+    labels: torch.Tensor,
+    is_trigger: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    on_previous = weights.diagonal(-1, -2, -1)  # [B, L, H, T - 1]: t's weight on t - 1
+    previous = on_previous.mean((0, -1))  # [L, H]
+    after = is_trigger[tokens[:, :-1]][:, None, None].to(
+        weights.dtype
+    )  # [B, 1, 1, T - 1]: x_{t-1} a trigger
     previous_trigger = (on_previous * after).sum((0, -1)) / after.sum()
-    after = _after_earlier(tokens)                                          # [B, t, s]
-    asked = labels != IGNORE                                                # [B, T]
-    mass = (weights * after[:, None, None]).sum(-1)                         # [B, L, H, T]
+    after = _after_earlier(tokens)  # [B, t, s]
+    asked = labels != IGNORE  # [B, T]
+    mass = (weights * after[:, None, None]).sum(-1)  # [B, L, H, T]
     induction = (mass * asked[:, None, None]).sum((0, -1)) / asked.sum()
-    return {"previous_token": previous, "previous_trigger": previous_trigger, "induction": induction}
+    return {
+        "previous_token": previous,
+        "previous_trigger": previous_trigger,
+        "induction": induction,
+    }
 
 
 @torch.no_grad()
-def induction_reading(model: Transformer, task: Task, *, count: int = 256, seed: int = 2**31,
-                      n_triggers: int | None = None) -> dict[str, torch.Tensor]:
+def induction_reading(
+    model: Transformer,
+    task: Task,
+    *,
+    count: int = 256,
+    seed: int = 2**31,
+    n_triggers: int | None = None,
+) -> dict[str, torch.Tensor]:
     r"""The second layer's head read as a softmax store, per head ``[heads]``, over the labelled positions of ``count``
     sequences (``n_triggers`` as in :func:`sequences`).
 
@@ -575,13 +881,20 @@ def induction_reading(model: Transformer, task: Task, *, count: int = 256, seed:
     _transformer(model)
     if len(model.attentions) < 2:
         raise ValueError("model must be a Transformer with at least two layers")
-    tokens, labels = sequences(_task(task), _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers)
+    tokens, labels = sequences(
+        _task(task),
+        _validate.positive_int("count", count),
+        seed=seed,
+        n_triggers=n_triggers,
+    )
     patterns = []
     copy.deepcopy(model).double()(tokens, patterns=patterns)
-    logits = patterns[1].clamp_min(1e-300).log()                            # [B, H, T, T]: scores less a constant
-    target = _after_earlier(tokens)[:, None]                                # [B, 1, T, T]
-    causal = torch.ones(target.shape[-2:], dtype=torch.bool, device=tokens.device).tril()
-    asked = (labels != IGNORE)[:, None]                                     # [B, 1, T]
+    logits = patterns[1].clamp_min(1e-300).log()  # [B, H, T, T]: scores less a constant
+    target = _after_earlier(tokens)[:, None]  # [B, 1, T, T]
+    causal = torch.ones(
+        target.shape[-2:], dtype=torch.bool, device=tokens.device
+    ).tril()
+    asked = (labels != IGNORE)[:, None]  # [B, 1, T]
 
     def mean_of(values, mask):
         return (values * mask).sum(-1) / mask.sum(-1).clamp_min(1)
@@ -591,30 +904,45 @@ def induction_reading(model: Transformer, task: Task, *, count: int = 256, seed:
 
     gap = mean_of(logits, target) - mean_of(logits, causal & ~target)
     wins = target.gather(-1, patterns[1].argmax(-1, keepdim=True)).squeeze(-1)
-    positions = torch.arange(1, tokens.shape[-1] + 1, device=tokens.device, dtype=logits.dtype)
-    return {"beta": over_asked(gap), "retrieved": over_asked(wins.to(logits.dtype)),
-            "memories": over_asked(positions)[0]}
+    positions = torch.arange(
+        1, tokens.shape[-1] + 1, device=tokens.device, dtype=logits.dtype
+    )
+    return {
+        "beta": over_asked(gap),
+        "retrieved": over_asked(wins.to(logits.dtype)),
+        "memories": over_asked(positions)[0],
+    }
 
 
-def readout_gradient(model: Transformer, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""The readout's gradient of the summed next-token loss on ``tokens [batch, T]``, by autograd and as a sum of
-    outer products :math:`\sum_t (p_t - y_t)\, h_t^\top`: the prediction error times the state that predicted it.
+def output_gradient(
+    model: Transformer, tokens: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""The gradient of the summed next-token loss on ``tokens [batch, T]`` with respect to a matrix training writes,
+    the last MLP's output matrix :math:`W` (its input :math:`a_t`, the MLP's hidden units), by autograd and as a sum
+    of outer products :math:`\sum_t \delta_t a_t^\top` with :math:`\delta_t = W_U^\top (p_t - y_t)`: the prediction
+    error carried back through the readout :math:`W_U` (the MLP's output is added to the state the readout reads).
 
-    Returns ``(autograd, outer_products, hebbian)``, each ``[vocab, d_model]``; ``hebbian`` is
-    :math:`-\sum_t y_t h_t^\top`, the same sum with the prediction left out (the gradient's form if the error were
-    the target alone).
+    Returns ``(autograd, outer_products, hebbian)``, each ``[d_model, 4 d_model]``; ``hebbian`` is
+    :math:`-\sum_t W_U^\top y_t a_t^\top`, the same sum with the prediction left out.
     """
     model = _transformer(model)
+    if not model.mlps:
+        raise ValueError("model must be a Transformer with MLPs (mlp=True)")
+    layer = model.mlps[-1][-1]
     captured = {}
-    handle = model.readout.register_forward_hook(lambda module, inputs, out: captured.update(h=inputs[0]))
+    handle = layer.register_forward_hook(
+        lambda module, inputs, out: captured.update(a=inputs[0])
+    )
     try:
         logits = model(tokens)
     finally:
         handle.remove()
-    weight = model.readout.weight
-    loss = F.cross_entropy(logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="sum")
-    (autograd,) = torch.autograd.grad(loss, weight)
-    h = captured["h"][..., :-1, :].flatten(0, -2).detach()                              # (N, d)
-    target = F.one_hot(tokens[..., 1:].flatten(), weight.shape[0]).to(h.dtype)             # y
-    error = logits[..., :-1, :].flatten(0, -2).detach().softmax(-1) - target               # p - y
-    return autograd, error.T @ h, -target.T @ h
+    loss = F.cross_entropy(
+        logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="sum"
+    )
+    (autograd,) = torch.autograd.grad(loss, layer.weight)
+    a = captured["a"][..., :-1, :].flatten(0, -2).detach()  # (N, 4d)
+    readout = model.readout.weight.detach()  # W_U [vocab, d]
+    target = F.one_hot(tokens[..., 1:].flatten(), readout.shape[0]).to(a.dtype)  # y
+    error = logits[..., :-1, :].flatten(0, -2).detach().softmax(-1) - target  # p - y
+    return autograd, (error @ readout).T @ a, -(target @ readout).T @ a

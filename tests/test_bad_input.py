@@ -892,8 +892,8 @@ CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
 TASK = induction.Task(vocab=8, n_triggers=2, length=8, device="cpu")
 
 
-def transformer(layers: int = 2, frozen: bool = True):
-    return induction.build(8, 8, seed=0, d_model=8, layers=layers, heads=1, frozen=frozen, device="cpu")
+def transformer(layers: int = 2, frozen: bool = True, mlp: bool = False):
+    return induction.build(8, 8, seed=0, d_model=8, layers=layers, heads=1, frozen=frozen, mlp=mlp, device="cpu")
 
 
 NOT_A_MODEL = (("x", "str"), (transformer(frozen=False), "not-frozen"), (transformer(1), "one-layer"))
@@ -931,10 +931,13 @@ CASES += (each(induction.train_together, "seeds", (((), "empty"), (3, "int"), ("
 for fn in (induction.memory_recall, induction.memory_isr):
     spec(fn, lambda: {"model": transformer(), "task": TASK})
     CASES += each(fn, "model", NOT_A_MODEL) + each(fn, "task", (("x", "str"),))
+CASES += each(induction.memory_isr, "draws", ((0, "zero"), (1.5, "float")))
 spec(induction.evaluate, lambda: {"model": transformer(), "task": TASK, "count": 2}, ints=("count", "n_triggers"))
 CASES += (each(induction.evaluate, "ablate", ((5, "int"), ("ab", "str"), ([(2, 0)], "layer-out-of-range"),
                                               ([(0, 1)], "head-out-of-range"), ([(0, 0, 0)], "triple"),
                                               ([(True, 0)], "bool")))
+          + each(induction.evaluate, "cut_previous", ((5, "int"), ([(2, 0)], "layer-out-of-range"),
+                                                      ([(0, 1)], "head-out-of-range")))
           + each(induction.evaluate, "model", NOT_A_MODEL[:1]) + each(induction.evaluate, "task", (("x", "str"),))
           + each(induction.evaluate, "seed", ((-1, "negative"),)))
 spec(induction.attention_maps, lambda: {"model": transformer(), "tokens": torch.zeros(8, **LONG)})
@@ -948,10 +951,10 @@ spec(induction.induction_reading, lambda: {"model": transformer(), "task": TASK,
 CASES += (each(induction.induction_reading, "model", NOT_A_MODEL[:1] + NOT_A_MODEL[2:])
           + each(induction.induction_reading, "task", (("x", "str"),))
           + each(induction.induction_reading, "n_triggers", ((3, "above-task"),)))
-spec(induction.readout_gradient, lambda: {"model": transformer(), "tokens": torch.zeros(2, 8, **LONG)})
-CASES += (each(induction.readout_gradient, "model", NOT_A_MODEL[:1])
-          + each(induction.readout_gradient, "tokens", ((torch.zeros(2, 8, **F64), "float"),
-                                                        (torch.zeros(2, 9, **LONG), "too-long"))))
+spec(induction.output_gradient, lambda: {"model": transformer(mlp=True), "tokens": torch.zeros(2, 8, **LONG)})
+CASES += (each(induction.output_gradient, "model", NOT_A_MODEL[:1] + ((transformer(), "no-mlp"),))
+          + each(induction.output_gradient, "tokens", ((torch.zeros(2, 8, **F64), "float"),
+                                                       (torch.zeros(2, 9, **LONG), "too-long"))))
 
 # --- channel ---
 

@@ -40,11 +40,24 @@ def test_training_records_curves_and_probes_and_the_gradient_is_a_sum_of_outer_p
     recall = induction.memory_recall(runs[0].model, TASK)
     assert all(0 <= float(v) <= 1 for v in recall.values())
     tokens, _ = induction.sequences(TASK, 4, seed=2)
-    autograd, outer, hebbian = induction.readout_gradient(runs[0].model.double(), tokens)
+    autograd, outer, hebbian = induction.output_gradient(runs[0].model.double(), tokens)
     torch.testing.assert_close(autograd, outer)
     assert not torch.allclose(autograd, hebbian)
     scores = induction.evaluate(runs[0].model.float(), TASK, count=8, ablate=[(1, 0)])
     assert 0 <= scores["in_context"] <= 1
+
+
+def test_cutting_the_previous_position_removes_its_weight_and_renormalises_the_rest():
+    model = induction.build(12, 16, seed=0, d_model=8, layers=2, heads=2, device="cpu")
+    tokens, _ = induction.sequences(TASK, 3, seed=1)
+    whole, cut = [], []
+    model(tokens, patterns=whole)
+    model(tokens, cut_previous=[(0, 1)], patterns=cut)
+    assert cut[0][:, 1].diagonal(-1, -2, -1).abs().max() == 0                       # head 1 of layer 1: none on t - 1
+    torch.testing.assert_close(cut[0][:, 0], whole[0][:, 0])                         # head 0 untouched
+    kept = whole[0][:, 1].clone()
+    kept.diagonal(-1, -2, -1).zero_()
+    torch.testing.assert_close(cut[0][:, 1], kept / kept.sum(-1, keepdim=True))
 
 
 def test_bad_inputs_name_the_parameter():
@@ -84,12 +97,13 @@ def test_an_exact_matrix_store_has_no_interference():
 
 def test_memory_isr_reads_each_memory_beside_its_hebbian_store():
     model = induction.build(12, 16, seed=0, d_model=16, frozen=True, mlp=True)
-    isr = induction.memory_isr(model, TASK)
+    isr = induction.memory_isr(model, TASK, draws=3)
     assert set(isr) == set(induction.PROBES)
     sizes = {"previous_token": 15, "induction_key": TASK.n_triggers, "output_copy": 12}
     for name, result in isr.items():
         assert result["learned"].shape == (1, sizes[name]) and result["hebbian"].shape == (sizes[name],)
         assert bool((result["learned"] >= 0).all()) and bool((result["hebbian"] >= 0).all())
+        assert result["random"].shape == (3, sizes[name]) and bool((result["random"] >= 0).all())
 
 
 def test_head_scores_of_a_uniform_map_are_the_uniform_scores_and_the_reading_is_a_fraction():
