@@ -254,6 +254,45 @@ def edit_target(
     return read.detach()
 
 
+def flip_strength(
+    read: torch.Tensor, direction: torch.Tensor, vocabulary: torch.Tensor, new: int
+) -> torch.Tensor:
+    r"""``[M]``: the smallest :math:`s \ge 0` at which the read ``read + s * direction`` (each ``[M, d_out]``) answers
+    attribute ``new`` of ``vocabulary [M, V, d_out]`` by top-1. The scores are linear in :math:`s` (:math:`a` those
+    of ``read``, :math:`b` those of ``direction``): ``new`` leads :math:`y` where
+    :math:`s\,(b_{\text{new}} - b_y) > a_y - a_{\text{new}}`, so it is the largest such bound over the attributes
+    gaining on ``new``'s score less fast; ``inf`` where no strength makes ``new`` lead every other. The strength that makes a write just succeed, for comparing writes at equal success."""
+    vocabulary = _stack("vocabulary", vocabulary)
+    for name, x in (("read", read), ("direction", direction)):
+        _validate.tensor(name, x, min_dim=2)
+        if x.shape != (vocabulary.shape[0], vocabulary.shape[-1]):
+            raise ValueError(
+                f"{name} must be [models, d_out] = {(vocabulary.shape[0], vocabulary.shape[-1])}, "
+                f"got {tuple(x.shape)}"
+            )
+    _validate.same_device_dtype(read=read, direction=direction, vocabulary=vocabulary)
+    if (
+        isinstance(new, bool)
+        or not isinstance(new, int)
+        or not 0 <= new < vocabulary.shape[1]
+    ):
+        raise ValueError(
+            f"new must be an attribute index in [0, {vocabulary.shape[1]}), got {new!r}"
+        )
+    a = (vocabulary @ read[..., None])[..., 0]  # (M, V)
+    b = (vocabulary @ direction[..., None])[..., 0]
+    gap = a - a[:, new : new + 1]  # new leads y at strength s once s * gain > gap
+    gain = b[:, new : new + 1] - b
+    ratio = gap / torch.where(gain == 0, 1.0, gain)
+    inf = torch.full_like(ratio, math.inf)
+    others = torch.ones_like(gap, dtype=torch.bool)
+    others[:, new] = False
+    low = torch.where(others & (gain > 0), ratio, -inf).amax(-1).clamp_min(0.0)
+    high = torch.where(others & (gain < 0), ratio, inf).amin(-1)  # y overtakes again
+    never = (others & (gain == 0) & (gap >= 0)).any(-1) | (low >= high)
+    return torch.where(never, math.inf, low)
+
+
 def edit(
     method: str,
     memory: torch.Tensor,
@@ -315,8 +354,8 @@ def edit_outcome(
 ) -> dict[str, torch.Tensor]:
     """What an edit of fact ``fact`` to attribute ``new`` did, each ``[models]``: ``success`` (1 where the key answers
     ``new``), ``paraphrase`` (the fraction of paraphrases, the key plus each row of ``noise [M, p, d_in]`` renormalised,
-    that answer ``new``) and ``damage`` (the fraction of the other facts whose answer differs from ``before [M, n]``,
-    the answers before the edit)."""
+    that answer ``new``) and ``old`` (the fraction of them that keep the fact's answer before the edit) and ``damage`` (the fraction of
+    the other facts whose answer differs from ``before [M, n]``, the answers before the edit)."""
     keys = _stack("keys", keys)
     n = keys.shape[1]
     for name, value, limit in (("fact", fact, n), ("new", new, vocabulary.shape[1])):
@@ -336,11 +375,12 @@ def edit_outcome(
     paraphrases = paraphrases / paraphrases.norm(dim=-1, keepdim=True)
     others = torch.ones(n, dtype=torch.bool, device=keys.device)
     others[fact] = False
+    said = scores(memory, paraphrases, vocabulary).argmax(-1)  # (M, p)
+    old = before.to(said.device)[:, fact, None]
     return {
         "success": (answers[:, fact] == new).to(keys.dtype),
-        "paraphrase": (scores(memory, paraphrases, vocabulary).argmax(-1) == new)
-        .to(keys.dtype)
-        .mean(-1),
+        "paraphrase": (said == new).to(keys.dtype).mean(-1),
+        "old": (said == old).to(keys.dtype).mean(-1),
         "damage": (answers[:, others] != before.to(answers.device)[:, others])
         .to(keys.dtype)
         .mean(-1),
@@ -489,6 +529,28 @@ def _facts(
     return tokens, vocabulary, answers
 
 
+def init_layers(
+    tokens: torch.Tensor, *, hidden: int, heads: int = 1, seed: int = 0
+) -> FactLayer:
+    r"""One untrained :class:`FactLayer` per model of the facts' ``tokens [M, n, 2, d]``, stacked, on their device and
+    dtype: model ``m`` holds the weights torch draws from ``seed + m``, the start of :func:`train_layers` with the
+    same ``seed`` (the control for what training adds)."""
+    _validate.tensor("tokens", tokens, min_dim=4)
+    if tokens.dim() != 4 or tokens.shape[2] != 2:
+        raise ValueError(
+            f"tokens must be [models, n, 2, d] (subject, relation), got {tuple(tokens.shape)}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    models, d = tokens.shape[0], tokens.shape[-1]
+    layers = []
+    for m in range(models):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed_for(seed + m))
+            layers.append(FactLayer(d, hidden=hidden, heads=heads))
+    return batched.stack(layers).to(device=tokens.device, dtype=tokens.dtype)
+
+
 def train_layers(
     tokens: torch.Tensor,
     vocabulary: torch.Tensor,
@@ -502,19 +564,13 @@ def train_layers(
 ) -> FactLayer:
     r"""One :class:`FactLayer` per model of the facts (:func:`fact_table`), trained together as one stack by
     full-batch Adam on the cross-entropy of the top-1 read, the learning rate decaying along a cosine to zero; each
-    step shows every fact once. Model ``m`` starts from the weights torch draws from ``seed + m``. Returns the stack."""
+    step shows every fact once. Model ``m`` starts from the weights torch draws from ``seed + m`` (:func:`init_layers`).
+    Returns the stack."""
     tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
     steps = _validate.positive_int("steps", steps)
     lr = _validate.finite_float("lr", lr, positive=True)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    models, n, _, d = tokens.shape
-    layers = []
-    for m in range(models):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed_for(seed + m))
-            layers.append(FactLayer(d, hidden=hidden, heads=heads))
-    stacked = batched.stack(layers).to(device=tokens.device, dtype=tokens.dtype)
+    n = tokens.shape[1]
+    stacked = init_layers(tokens, hidden=hidden, heads=heads, seed=seed)
     optimiser = torch.optim.Adam(stacked.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
     for _ in range(steps):

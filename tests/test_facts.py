@@ -77,8 +77,34 @@ def test_edit_outcome_counts_success_and_damage():
     assert (
         out["success"].min() == 1
         and out["paraphrase"].min() == 1
+        and out["old"].max() == 0
         and out["damage"].max() == 0
     )
+
+
+@given(st.integers(0, 10_000), st.integers(0, 7))
+def test_flip_strength_is_the_least_strength_that_flips(seed, new):
+    read, direction = (
+        facts.unit_vectors(M, 1, D, seed=seed + i, dtype=torch.float64, device="cpu")[
+            :, 0
+        ]
+        * 3
+        for i in range(2)
+    )
+    vocabulary = facts.unit_vectors(
+        M, 8, D, seed=seed + 2, dtype=torch.float64, device="cpu"
+    )
+    s = facts.flip_strength(read, direction, vocabulary, new)
+    assert (s >= 0).all()
+
+    def answer(f):
+        x = read + torch.nan_to_num(s, posinf=0.0)[:, None] * f * direction
+        return (vocabulary @ x[..., None])[..., 0].argmax(-1)
+
+    finite = s.isfinite()
+    assert (answer(1 + 1e-6)[finite] == new).all()
+    positive = finite & (s > 0)
+    assert (answer(1 - 1e-6)[positive] != new).all()
 
 
 def test_fact_bits_and_quantise():
@@ -183,6 +209,11 @@ def test_fact_layer_counts_its_parameters_and_learns_a_small_table():
     assert torch.allclose(
         alone.up.weight[0], layer.up.weight[1], atol=1e-4
     )  # a stack trains each model alone
+    start = facts.init_layers(tokens, hidden=16, heads=4, seed=1)
+    again = facts.train_layers(
+        tokens, vocabulary, answers, hidden=16, heads=4, steps=1, lr=1e-12, seed=1
+    )
+    assert torch.allclose(start.up.weight, again.up.weight, atol=1e-9)  # its start
     neurons = facts.key_value_neurons(layer, tokens, vocabulary, answers, relations=2)
     assert all(
         v.shape == (2,) and ((v >= 0) & (v <= 1)).all() for v in neurons.values()
