@@ -360,7 +360,7 @@ def test_the_full_scale_tool_counts_a_sampled_function_as_run_in_full(tmp_path, 
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
     whole = full_scale.run(path, timeout=120, work=True)
-    monkeypatch.setitem(full_scale.SAMPLED, "ch99", ("repeater", "run", "steps"))
+    monkeypatch.setitem(full_scale.SAMPLED, "ch99", [("repeater", "run", "steps")])
     monkeypatch.setattr(full_scale, "SAMPLE", 5)
     sampled = full_scale.run(path, timeout=120, work=True)
     assert sampled["completed"] is False and "ran 5 and 10 steps" in sampled["note"]

@@ -87,8 +87,10 @@ print({MARK!r} + _json.dumps({{"machines": [m._asdict() for m in _work_mode.mach
                               "wall": _work_mode.wall(), "tally_cost": _work_mode.cost,
                               "threads": _work.torch.get_num_threads()}}))
 """
-# the functions that repeat one step many times, and the argument that counts the steps
-SAMPLED = {"ch9": ("pavlov.mqar", "train_together", "steps")}
+# the functions that repeat one step many times, and the argument that counts the steps, by chapter
+SAMPLED = {"ch9": [("pavlov.mqar", "train_together", "steps")],
+           "ch13": [("pavlov.induction", "train_together", "steps")],
+           "ch14": [("pavlov.facts", "train", "steps"), ("pavlov.facts", "train_layers", "steps")]}
 SAMPLE = 12  # a multiple of chapter 9's cycle of six numbers of pairs
 
 
@@ -101,11 +103,11 @@ def run(path: Path, timeout: float, work: bool = False) -> dict:
     """Execute one chapter at the full scale; its record (with ``work``, of its ops' work instead)."""
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
-    sampled = SAMPLED.get(chapter_id(path)) if work else None
+    sampled = SAMPLED.get(chapter_id(path), []) if work else []
     if work:
-        module, name, argument = sampled or (None,) * 3
-        nb.cells.insert(0, nbformat.v4.new_code_cell(
-            WORK_PRELUDE + (f"import {module}\n_sampled({module}, {name!r}, {argument!r}, {SAMPLE})" if sampled else "")))
+        nb.cells.insert(0, nbformat.v4.new_code_cell(WORK_PRELUDE + "".join(
+            f"import {module}\n_sampled({module}, {name!r}, {argument!r}, {SAMPLE})\n"
+            for module, name, argument in sampled)))
         nb.cells[-1].source += WORK_PROBE
     started, note = time.perf_counter(), ""
     # the timeout bounds the whole chapter: every cell gets what is left of it
@@ -128,7 +130,8 @@ def run(path: Path, timeout: float, work: bool = False) -> dict:
     if "wall" in record:  # timed under the tally: its own cost taken off (tools/work.py)
         record["seconds"] = record["wall"]
     if sampled:
-        note = note or (f"{'.'.join(sampled[:2])} ran {SAMPLE} and {2 * SAMPLE} {sampled[2]} and counted the "
+        names = " and ".join(f"{module}.{name}" for module, name, _ in sampled)
+        note = note or (f"{names} ran {SAMPLE} and {2 * SAMPLE} {sampled[0][2]} and counted the "
                         f"rest at what the last {SAMPLE} added")
     return {"chapter": chapter_id(path), "date": datetime.date.today().isoformat(), "machine": device_name(),
             "cpus": os.cpu_count(), "completed": not note and not errors, "note": note, "errors": errors,
