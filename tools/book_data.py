@@ -37,9 +37,10 @@ def toc_files(entry) -> list[str]:
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
-    """The chapter notebooks, in the order of ``_toc.yml``."""
+    """The chapter notebooks, in the order of ``_toc.yml``: every page of its numbered parts (the chapters, and the
+    part on trained transformers, numbered on from them)."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    return [root / f"{entry['file']}.ipynb" for part in toc["parts"] if part["caption"] == "Chapters"
+    return [root / f"{entry['file']}.ipynb" for part in toc["parts"] if part.get("numbered")
             for entry in part["chapters"]]
 
 
