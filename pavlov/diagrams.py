@@ -275,6 +275,7 @@ def facts_in_a_matrix():
     _box(ax, 4.0, 1.6, "written: Hebbian $\\sum u_i k_i^\\top$, least squares,\nor trained on the cross-entropy; "
          "one fact\nedited by a rank-one write", width=7.6, height=2.2, color=0, filled=False)
     _arrow(ax, (4.0, 2.7), (4.0, 5.0))
+    return fig
 
 
 def induction_circuit(tokens=("a", "q", "o", "b", "c", "q")):
