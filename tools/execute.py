@@ -52,12 +52,13 @@ CELL_TIMEOUT_S = 600
 CI_LIMIT_S = 20 * 60
 MAX_BUDGET_S = 90
 BUDGETS = {
-    "gpu.ipynb": 10, "chapters/ch01_conditioning.ipynb": 15, "chapters/ch02_linear_attention.ipynb": 25,
-    "chapters/ch03_capacity.ipynb": 70, "chapters/ch04_mlp_stores.ipynb": 20, "chapters/ch05_softmax_store.ipynb": 30,
-    "chapters/ch06_stacking.ipynb": 40, "chapters/ch07_learning_rules.ipynb": 20,
-    "chapters/ch08_conditioning.ipynb": 15, "chapters/ch09_mqar.ipynb": 135, "chapters/ch10_noisy_cues.ipynb": 45,
-    "chapters/ch11_hopfield.ipynb": 30, "chapters/ch12_channel.ipynb": 30,
-    "chapters/ch13_induction.ipynb": 90, "chapters/ch14_facts.ipynb": 60, "appendix/benchmarks.ipynb": 15,
+    "gpu.ipynb": 10, "chapters/ch01_conditioning.ipynb": 20, "chapters/ch02_linear_attention.ipynb": 30,
+    "chapters/ch03_capacity.ipynb": 45, "chapters/ch04_mlp_stores.ipynb": 25,
+    "chapters/ch05_softmax_store.ipynb": 40, "chapters/ch06_stacking.ipynb": 50,
+    "chapters/ch07_learning_rules.ipynb": 25, "chapters/ch08_conditioning.ipynb": 30,
+    "chapters/ch09_mqar.ipynb": 135, "chapters/ch10_noisy_cues.ipynb": 65, "chapters/ch11_hopfield.ipynb": 40,
+    "chapters/ch12_channel.ipynb": 40, "chapters/ch13_induction.ipynb": 55, "chapters/ch14_facts.ipynb": 60,
+    "appendix/benchmarks.ipynb": 15,
 }
 OVER_MAX = {
     "chapters/ch09_mqar.ipynb": (
