@@ -94,6 +94,13 @@ def generator(name: str, gen, device: torch.device) -> None:
         raise ValueError(f"{name} is on {gen.device} but device is {device}; create the generator there")
 
 
+def instance(name: str, value, kind: type):
+    """``value`` if it is a ``kind``, else a ``TypeError`` naming ``name`` and the type expected."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__module__}.{kind.__qualname__}, got {type(value).__name__}")
+    return value
+
+
 def option(name: str, value, choices: Sequence[str]) -> str:
     """Check that ``value`` is one of the named ``choices``."""
     if value not in choices:

@@ -168,11 +168,7 @@ def _gamma(concentration: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 def _task(task) -> Task:
-    if not isinstance(task, Task):
-        raise TypeError(
-            f"task must be a pavlov.induction.Task, got {type(task).__name__}"
-        )
-    return task
+    return _validate.instance("task", task, Task)
 
 
 def sequences(
@@ -760,11 +756,7 @@ def _heads(model: Transformer, ablate, name: str = "ablate") -> tuple:
 
 
 def _transformer(model) -> Transformer:
-    if not isinstance(model, Transformer):
-        raise TypeError(
-            f"model must be a pavlov.induction.Transformer, got {type(model).__name__}"
-        )
-    return model
+    return _validate.instance("model", model, Transformer)
 
 
 @torch.no_grad()
