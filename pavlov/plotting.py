@@ -166,10 +166,11 @@ def stacked(figure, width: float = PHONE_INCHES):
     drawn = {label: handle for ax in panels for handle, label in zip(*ax.get_legend_handles_labels())}
     below = [legend for legend in figure.legends
              if all(texts.get(text, text.get_text()) in drawn for text in legend.texts)]
-    for legend in below:
+    for legend in below:          # one entry a row: the figure grows by the legend's height, the panels keep theirs
         legend.remove()
-        figure.legend([drawn[texts.get(text, text.get_text())] for text in legend.texts],
-                      [text.get_text() for text in legend.texts], loc="outside lower center", ncols=1)
+        redrawn = figure.legend([drawn[texts.get(text, text.get_text())] for text in legend.texts],
+                                [text.get_text() for text in legend.texts], loc="outside lower center", ncols=1)
+        heights[-1] += redrawn.get_window_extent(renderer).height / figure.dpi + 0.1
     figure.set_size_inches(width, sum(heights))
     column = figure.add_gridspec(len(owners), 1, height_ratios=heights)
     for ax in panels:
@@ -194,16 +195,31 @@ def narrow_html(figure) -> str | None:
 
     The page shows the first above 600 px and the second below (``_static/pavlov.css``), so a phone never shrinks
     a figure's text. A figure that is already narrow, or whose panels are not a plain grid, gives ``None`` and
-    is shown as drawn; a diagram (one panel without axes, its text placed by hand) is shown as drawn, at its own
-    size, in a box that a phone scrolls sideways. Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
+    is shown as drawn; a diagram (one panel without axes, its text placed by hand) that has no phone version of its
+    own (:func:`with_phone_version`) is shown as drawn, at its own size, in a box that a phone scrolls sideways.
+    Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
     """
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
     wide = _svg(figure, close=False)
-    if _hand_placed(figure):
-        return f'<div class="pavlov-diagram-box">{_img(wide, "diagram")}</div>'
     narrow = phone_svg(figure)
+    if narrow is None and _hand_placed(figure):
+        return f'<div class="pavlov-diagram-box">{_img(wide, "diagram")}</div>'
     return None if narrow is None else _img(wide, "wide") + _img(narrow, "stacked")
+
+
+PHONE_VERSION = "pavlov_phone_version"
+"""The attribute of a figure that holds the function drawing its own version for a phone (:func:`with_phone_version`)."""
+
+
+def with_phone_version(figure, draw):
+    """Give ``figure`` its own version for a phone's column: ``draw()`` returns that figure, at most
+    :data:`PHONE_INCHES` wide, drawn by the same code laid out for the column (a hand-placed diagram whose parts
+    stack or whose labels wrap). :func:`narrow_html` and the explorers show it below 600 px; returns ``figure``."""
+    if not callable(draw):
+        raise ValueError(f"draw must be a function that returns the figure drawn for a phone, got {draw!r}")
+    setattr(figure, PHONE_VERSION, draw)
+    return figure
 
 
 def _hand_placed(figure) -> bool:
@@ -216,7 +232,8 @@ def phone_svg(figure) -> str | None:
     """``figure`` drawn as SVG for a phone's column: its panels :func:`stacked`, and drawn again narrower when its
     labels or a colour bar stick out, so that its text shows at its own size at 390 px. The figure is restored.
 
-    ``None`` for a figure already that narrow, a hand-placed diagram, or a layout :func:`stacked` cannot redo.
+    A figure with its own phone version (:func:`with_phone_version`) is that version instead. ``None`` for a figure
+    already that narrow, a hand-placed diagram without a phone version, or a layout :func:`stacked` cannot redo.
     """
     return _phone_svg(figure)[0]
 
@@ -224,7 +241,12 @@ def phone_svg(figure) -> str | None:
 def _phone_svg(figure, width: float = PHONE_INCHES) -> tuple[str | None, float]:
     """:func:`phone_svg`, its first try stacked ``width`` inches wide; also returns the width it was drawn at (an
     explorer's next frame starts there, so that frames alike are drawn once each)."""
-    if figure.get_size_inches()[0] <= PHONE_INCHES * 1.1 or _hand_placed(figure):
+    if figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
+        return None, width
+    draw = getattr(figure, PHONE_VERSION, None)
+    if draw is not None:
+        return _svg(draw()), width
+    if _hand_placed(figure):
         return None, width
     try:
         for _ in range(2):                     # once more, narrower, when labels or a colour bar stick out

@@ -93,11 +93,14 @@ def test_nothing_is_wider_than_the_column_at_desktop_width(browser, page):
 # Each figure's displayed width over its own (natural) width: below 1 the page shrinks it, and its
 # smallest text, pavlov.plotting.SMALLEST_TEXT_PT at the natural size, falls below that. On a phone each figure, and
 # each explorer's frame, shows its version for a narrow column (pavlov.plotting.phone_svg: panels stacked at the
-# column's width); a diagram whose text is placed by hand keeps its own size in a box that scrolls sideways.
+# column's width; a diagram whose text is placed by hand: its own phone layout, pavlov.diagrams' narrow=True), which
+# fits the column: nothing is shrunk and nothing scrolls sideways.
 FIGURE_SCALES = """
 return [...document.querySelectorAll(arguments[0])]
   .filter(img => img.getClientRects().length && img.naturalWidth)
-  .map(img => [img.getAttribute('src').split('/').pop().slice(0, 40), img.getBoundingClientRect().width / img.naturalWidth]);
+  .map(img => [img.getAttribute('src').split('/').pop().slice(0, 40), img.getBoundingClientRect().width / img.naturalWidth,
+                img.getBoundingClientRect().right - (document.querySelector('article.bd-article').getBoundingClientRect().right
+                  - parseFloat(getComputedStyle(document.querySelector('article.bd-article')).paddingRight))]);
 """
 FIGURES = {DESKTOP: "article.bd-article div.cell_output img", PHONE: "article.bd-article div.cell_output img"}
 
@@ -112,9 +115,11 @@ def test_figures_are_shown_at_full_size_so_their_text_reads(browser, page, width
     time.sleep(0.5)
     scales = browser.execute_script(FIGURE_SCALES, FIGURES[width])
     assert scales, f"{page}: no figures found"
-    shrunk = [(src, round(scale, 2)) for src, scale in scales if scale < 0.99]
+    shrunk = [(src, round(scale, 2)) for src, scale, _ in scales if scale < 0.99]
     assert not shrunk, (f"{page} at {width} px: figures shrunk by the page, so their {plotting.SMALLEST_TEXT_PT:g} "
                         f"pt text shows smaller: {shrunk}")
+    past = [(src, round(over)) for src, _, over in scales if over > 1]
+    assert not past, f"{page} at {width} px: figures past the text column (px), to be scrolled sideways: {past}"
 
 
 @pytest.mark.parametrize("page", CHAPTERS[:1])

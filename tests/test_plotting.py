@@ -335,16 +335,53 @@ def test_the_page_hides_a_hidden_frame_in_either_version_and_scrolls_a_diagram_o
 
 @pytest.mark.parametrize("chapter", sorted(__import__("pavlov.diagrams").diagrams.DIAGRAMS))
 def test_each_diagram_reads_on_a_phone(chapter, monkeypatch):
-    # a hand-placed diagram keeps its own size in a box that scrolls sideways; a diagram of panels (or of axes) is
-    # stacked like any figure, no wider than a phone's column
+    # every diagram comes twice: as drawn and, below 600 px, a version no wider than a phone's column, shown at its own
+    # size, so that its text shows at the size it was set: a hand-placed diagram's own phone layout (narrow=True),
+    # a diagram of panels stacked like any figure
     from pavlov import diagrams
 
     monkeypatch.setenv(plotting.STATIC, "1")
-    fig = diagrams.DIAGRAMS[chapter]()
+    draw = diagrams.DIAGRAMS[chapter]
+    fig = draw()
     shown = plotting.narrow_html(fig)
-    if 'class="pavlov-diagram"' in shown:
-        assert shown.startswith('<div class="pavlov-diagram-box">') and "pavlov-stacked" not in shown
-    else:
-        narrow = re.search(r'class="pavlov-stacked" alt="" src="data:image/svg\+xml;base64,([^"]+)"', shown).group(1)
-        assert _shown_px(base64.b64decode(narrow).decode()) <= PHONE_COLUMN_PX
+    assert "pavlov-diagram-box" not in shown and 'class="pavlov-wide"' in shown
+    narrow = re.search(r'class="pavlov-stacked" alt="" src="data:image/svg\+xml;base64,([^"]+)"', shown).group(1)
+    assert _shown_px(base64.b64decode(narrow).decode()) <= PHONE_COLUMN_PX
+    if plotting._hand_placed(fig):
+        phone = draw(narrow=True)
+        assert phone.get_figwidth() <= plotting.PHONE_INCHES
+        phone.canvas.draw()
+        renderer = phone.canvas.get_renderer()
+        texts = [t for t in phone.findobj(matplotlib.text.Text) if t.get_text().strip() and t.get_visible()]
+        assert min(t.get_fontsize() for t in texts) >= plotting.SMALLEST_TEXT_PT
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+        crowded = [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:] if box.overlaps(other)]
+        assert not crowded, f"{chapter}: labels on top of one another on a phone: {crowded}"
     plt.close("all")
+
+
+def test_a_figure_may_carry_its_own_phone_version(monkeypatch):
+    monkeypatch.setenv(plotting.STATIC, "1")
+    fig, ax = plotting.subplots(figsize=(7.5, 2.5))
+    ax.axis("off")
+    ax.text(0.5, 0.5, "a hand-placed label")
+    assert plotting.narrow_html(fig).startswith('<div class="pavlov-diagram-box">')     # none: it scrolls
+    plotting.with_phone_version(fig, lambda: plotting.subplots(figsize=(3.0, 2.5))[0])
+    shown = plotting.narrow_html(fig)
+    assert 'class="pavlov-wide"' in shown and 'class="pavlov-stacked"' in shown
+    with pytest.raises(ValueError, match="draw"):
+        plotting.with_phone_version(fig, "not a function")
+    plt.close("all")
+
+
+def test_a_legend_below_stacked_panels_leaves_the_panel_its_height():
+    fig, ax = plotting.subplots(figsize=(7.5, 3.0))
+    for i in range(6):
+        ax.plot([0, 1], [i, i + 1], label=f"a series numbered {i}")
+    plotting.legend_below(fig, ncol=2)
+    restore = plotting.stacked(fig)
+    fig.canvas.draw()
+    panel = ax.get_window_extent()
+    assert panel.height >= 0.4 * panel.width, "the legend, one entry a row, took the panel's height"
+    restore()
+    plt.close(fig)
