@@ -252,8 +252,8 @@ def write_rules(*, narrow: bool = False):
     _arrow(ax, (2.4, 8.4) if narrow else (2.4, 5.0), (2.4, 7.6) if narrow else (3.1, 5.0))
     rules = [("Hebbian", "$S_t = S_{t-1} + \\alpha\\, k_t^\\top v_t$"),
              ("decay", "$S_t = \\gamma S_{t-1} + k_t^\\top v_t$"),
-             ("delta (Rescorla-Wagner)", "$S_t = S_{t-1} + \\beta\\, k_t^\\top (v_t - k_t S_{t-1})$"),
-             ("gated delta", "$S_t = \\gamma S_{t-1} + \\beta\\, k_t^\\top (v_t - \\gamma k_t S_{t-1})$")]
+             ("delta (Rescorla-Wagner)", "$S_t = S_{t-1} + \\eta\\, k_t^\\top (v_t - k_t S_{t-1})$"),
+             ("gated delta", "$S_t = \\gamma S_{t-1} + \\eta\\, k_t^\\top (v_t - \\gamma k_t S_{t-1})$")]
     # the rules fan out from the prediction, one under another: (x, y) of the first, the step down, the fan's root
     x, top, step, root = (0.9, 5.0, 1.3, (0.25, 6.0)) if narrow else (5.6, 8.6, 2.4, (5.1, 5.0))
     for i, (name, update) in enumerate(rules):
@@ -300,7 +300,7 @@ def regression_ladder(*, narrow: bool = False):
     fig, ax = _canvas(4.8 if narrow else 3.4, narrow)
     rungs = [("Hebbian", r"$S \leftarrow S + k^\top v$", "ignores the prediction",
               "linear attention; decay: RetNet"),
-             ("delta (LMS)", r"$S \leftarrow S + \beta\, k^\top (v - k S)$", "a gradient step on the error",
+             ("delta (LMS)", r"$S \leftarrow S + \eta\, k^\top (v - k S)$", "a gradient step on the error",
               "DeltaNet, Gated DeltaNet, Longhorn"),
              ("Kalman (RLS)", r"$S \leftarrow S + g\, (v - k S)$, $g = P k^\top / (\sigma^2 + k P k^\top)$",
               "the step scaled by the inverse curvature", "the Mesa layer")]
