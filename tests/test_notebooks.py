@@ -425,6 +425,21 @@ def test_figures_and_claim_checks_are_folded(path):
     assert not open_cells, f"cells that draw a figure or check a claim without the hide-input tag: {open_cells}"
 
 
+MAX_VISIBLE_CODE_LINES = 15
+FOLDED = {"hide-input", "remove-input", "remove-cell"}
+
+
+@by_page
+def test_visible_code_cells_are_short(path):
+    # the code a reader sees is an experiment's science, about 5-15 lines (what is written, read and measured);
+    # its helpers fold into a hide-input cell above it, its bookkeeping and printing into one below
+    long = [(i, len(cell.source.splitlines())) for i, cell in enumerate(read(path).cells)
+            if cell.cell_type == "code" and not FOLDED & set(cell.metadata.get("tags", []))
+            and len(cell.source.splitlines()) > MAX_VISIBLE_CODE_LINES]
+    assert not long, (f"{path.name}: visible code cells over {MAX_VISIBLE_CODE_LINES} lines (cell, lines): {long}; "
+                      "fold the helpers into a hide-input cell above, the bookkeeping into one below")
+
+
 @by_notebook
 def test_no_figure_text_below_the_style(path):
     # the style's sizes are at least plotting.SMALLEST_TEXT_PT; a chapter may not set smaller ones
