@@ -307,6 +307,8 @@ def train_together(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[in
     models = [build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs) for seed in seeds]
     stacked = batched.stack(models)
     device = next(stacked.parameters()).device
+    if device.type == "cpu":
+        runtime.keep_freed_memory()          # each step frees and remakes megabytes of activations
     # torch's fused AdamW (the same update, in one kernel per step) where it has one for the device
     optimiser = torch.optim.AdamW(stacked.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
                                   weight_decay=_validate.finite_float("weight_decay", weight_decay, nonnegative=True),
