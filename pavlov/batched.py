@@ -27,16 +27,22 @@ def _per_model(weight: torch.Tensor, x: torch.Tensor, dims: int) -> torch.Tensor
     return weight.reshape(weight.shape[0], *([1] * (x.dim() - 1 - dims)), *weight.shape[1:])
 
 
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``F.linear`` for one model's ``weight [out, in]``, or model by model for a stack's ``[M, out, in]`` (bias
+    ``[M, out]``) on ``x [M, ..., in]``."""
+    if weight.dim() == 2:
+        return F.linear(x, weight, bias)
+    rows = x.reshape(x.shape[0], -1, x.shape[-1])                                       # (M, rows, in)
+    out = (rows @ weight.mT if bias is None
+           else torch.baddbmm(bias[:, None, :], rows, weight.mT))                      # (M, rows, out)
+    return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
 class Linear(nn.Linear):
     """``torch.nn.Linear``; stacked, weight ``[M, out, in]`` maps ``x [M, ..., in]`` model by model."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.weight.dim() == 2:
-            return super().forward(x)
-        rows = x.reshape(x.shape[0], -1, x.shape[-1])                                   # (M, rows, in)
-        out = (rows @ self.weight.mT if self.bias is None
-               else torch.baddbmm(self.bias[:, None, :], rows, self.weight.mT))        # (M, rows, out)
-        return out.reshape(*x.shape[:-1], out.shape[-1])
+        return linear(x, self.weight, self.bias)
 
 
 class LayerNorm(nn.LayerNorm):
@@ -55,9 +61,12 @@ class Embedding(nn.Embedding):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if self.weight.dim() == 2:
             return super().forward(ids)
-        models = self.weight.shape[0]
-        model = torch.arange(models, device=ids.device).reshape(models, *([1] * (ids.dim() - 1)))
-        return self.weight[model, ids]          # an id out of range raises, as for one model, never reads another's
+        # one lookup in the models' tables end to end, model m's ids offset by m tables (a faster backward than
+        # indexing per model); an id out of range becomes one past the last table, so it raises, as for one model,
+        # and never reads another model's row
+        models, size = self.weight.shape[:2]
+        first = torch.arange(0, models * size, size, device=ids.device).reshape(models, *([1] * (ids.dim() - 1)))
+        return F.embedding(ids.where((ids >= 0) & (ids < size), models * size) + first, self.weight.flatten(0, 1))
 
 
 def per_model(parameter: torch.Tensor, x: torch.Tensor, dims: int = 0) -> torch.Tensor:

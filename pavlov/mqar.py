@@ -153,21 +153,38 @@ class MemoryLayer(nn.Module):
     def _rate_names(self) -> tuple[str, ...]:
         return {"decay": ("gamma",), "delta": ("beta",), "gated_delta": ("gamma", "beta")}.get(self.layer, ())
 
-    def queries_and_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Unit queries from each token and unit keys from the token before it (zero input at the first step)."""
-        # the key map has no bias, so shifting its outputs is shifting its inputs, on d_key numbers instead of d_model
-        keys = F.pad(self.key(x), (0, 0, 1, 0))[..., :-1, :]
-        return F.normalize(self.query(x), dim=-1), F.normalize(keys, dim=-1)
+    def _maps(self) -> tuple[nn.Module, ...]:
+        return (self.query, self.key, self.value, *(self.rates[name] for name in self._rate_names()))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k = self.queries_and_keys(x)
-        v = self.value(x)
+    def projections(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The query, key and value maps of each token and the rates' logits, as one product with the maps' weights
+        side by side (the rates' biases after zeros for the maps without): each output is its own map's, to rounding.
+        """
+        maps = self._maps()
+        weight = torch.cat([m.weight for m in maps], -2)
+        bias = None
+        if len(maps) > 3:
+            unbiased = sum(m.weight.shape[-2] for m in maps[:3])
+            bias = torch.cat([weight.new_zeros(*weight.shape[:-2], unbiased), *(m.bias for m in maps[3:])], -1)
+        return batched.linear(x, weight, bias).split([m.weight.shape[-2] for m in maps], -1)
+
+    def read(self, x: torch.Tensor) -> torch.Tensor:
+        """What the memory returns at each step, before the output map (``forward`` is ``out(read(x))``).
+
+        Queries are unit vectors from each token, keys unit vectors from the token before it (zero input at the first
+        step): the key map has no bias, so shifting its outputs is shifting its inputs.
+        """
+        q, k, v, *logits = self.projections(x)
+        q, k = F.normalize(q, dim=-1), F.normalize(F.pad(k, (0, 0, 1, 0))[..., :-1, :], dim=-1)
         if self.layer == "softmax":
             beta = batched.per_model(self.log_beta.exp(), q)
-            return self.out(attention.softmax_attention(q * beta, k, v, scale=1.0))
-        rates = {name: torch.sigmoid(self.rates[name](x)).squeeze(-1) for name in self._rate_names()}
+            return attention.softmax_attention(q * beta, k, v, scale=1.0)
+        rates = {name: torch.sigmoid(logit).squeeze(-1) for name, logit in zip(self._rate_names(), logits)}
         out, _ = rules.RULES[self.layer](q, k, v, chunk_size=CHUNK_SIZE, **rates)
-        return self.out(out)
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.read(x))
 
 
 class Model(nn.Module):
@@ -196,8 +213,8 @@ class Model(nn.Module):
 
         With ``asked``, a boolean mask of the tokens' shape that picks as many positions for every model, only the
         logits there, ``[count, vocab.size]`` (stacked: ``[M, count, vocab.size]``), in the mask's order: the last
-        block's MLP and the readout act on each position alone, so they run only where they are read (in training,
-        the queries: a third of the positions, and most of the arithmetic).
+        block's memory output map, MLP and readout act on each position alone, so they run only where they are read
+        (in training, the queries: a third of the positions, and most of the arithmetic).
         """
         if asked is not None:
             if not isinstance(asked, torch.Tensor) or asked.dtype != torch.bool or asked.shape != tokens.shape:
@@ -205,11 +222,15 @@ class Model(nn.Module):
             counts = asked.flatten(len(tokens.shape) - 2).sum(-1)                   # per model
             if counts.dim() and bool((counts != counts[0]).any()):
                 raise ValueError(f"asked must pick as many positions for every model, got {counts.tolist()}")
+        def at_asked(x: torch.Tensor) -> torch.Tensor:
+            return x[asked].view(*tokens.shape[:-2], -1, x.shape[-1])        # one count per model, checked above
+
         x = self.embed(tokens)
         for block, (norm, memory, mlp) in enumerate(zip(self.norms, self.memories, self.mlps)):
-            x = x + memory(norm(x))
-            if asked is not None and block == len(self.mlps) - 1:
-                x = x[asked].view(*tokens.shape[:-2], -1, x.shape[-1])      # one count per model, checked above
+            if asked is not None and block == len(self.mlps) - 1:         # the memory's output map too
+                x = at_asked(x) + memory.out(at_asked(memory.read(norm(x))))
+            else:
+                x = x + memory(norm(x))
             x = x + mlp(x)
         return self.readout(x)
 
@@ -286,6 +307,8 @@ def train_together(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[in
     models = [build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs) for seed in seeds]
     stacked = batched.stack(models)
     device = next(stacked.parameters()).device
+    if device.type == "cpu":
+        runtime.keep_freed_memory()          # each step frees and remakes megabytes of activations
     # torch's fused AdamW (the same update, in one kernel per step) where it has one for the device
     optimiser = torch.optim.AdamW(stacked.parameters(), lr=_validate.finite_float("lr", lr, positive=True),
                                   weight_decay=_validate.finite_float("weight_decay", weight_decay, nonnegative=True),

@@ -222,3 +222,27 @@ def _peak_resident_bytes() -> int | None:
         return None
     # ru_maxrss is in KiB on Linux, in bytes on macOS
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+
+
+def keep_freed_memory() -> bool:
+    """Ask the C allocator (glibc's, on Linux) to keep the memory a CPU computation frees for its next tensors of that
+    size, instead of handing it back to the system and taking it again, page by page, a step later; True where it
+    could. A training loop that frees and remakes megabytes of activations every step spends, on a virtual machine,
+    a tenth of its time in those page faults. Nothing computed changes: only where tensors live. Peak memory is as
+    before; the process keeps it until it ends.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):      # not glibc (musl has no mallopt)
+        return False
+    trim_threshold, top_pad, mmap_threshold = -1, -2, -3      # glibc's M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD
+    # blocks up to 32 MiB (glibc's largest such threshold) from the heap, which grows 256 MiB at a time and is never
+    # trimmed
+    return all(mallopt(option, value) for option, value in
+               ((mmap_threshold, 32 << 20), (top_pad, 256 << 20), (trim_threshold, 1 << 30)))

@@ -1141,7 +1141,7 @@ PLANNED_CASES = 2000
 EXEMPT = {
     # no arguments
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
-    "runtime.setup": "no arguments", "runtime.resources": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
+    "runtime.setup": "no arguments", "runtime.resources": "no arguments", "runtime.keep_freed_memory": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
     "book.scales": "no arguments", "book.labels": "no arguments", "book.repository": "no arguments",
     "book.chapters": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
@@ -1157,6 +1157,7 @@ EXEMPT = {
     "channel.CodebookMeasurement": "data class",
     "batched.Linear": "torch's layer (torch checks its sizes)", "batched.LayerNorm": "torch's layer (torch checks its sizes)",
     "batched.Embedding": "torch's layer (torch checks its sizes)",
+    "batched.linear": "batched.Linear's product, torch's F.linear or bmm (torch checks the sizes)",
     "mqar.Trained": "data class", "induction.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }

@@ -4,9 +4,10 @@ import math
 
 import pytest
 import torch
+from conftest import rel_err
 
 import pavlov as pv
-from pavlov import mqar, theory
+from pavlov import batched, mqar, theory
 
 CPU = torch.device("cpu")
 VOCAB = mqar.Vocabulary(16, 12)
@@ -77,6 +78,23 @@ def test_model_forward_and_backward_on_every_layer(layer):
         assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
     memory = model.memories[0]
     assert memory.query.weight.grad.abs().sum() > 0 and memory.key.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+@pytest.mark.parametrize("layer", mqar.LAYERS)
+def test_one_product_gives_each_map_its_own_output(layer, stacked):
+    # the memory layer reads its query, key, value and rate maps as one product with their weights side by side:
+    # each output must be its own map's (and a rate's with its bias), to rounding, alone and in a stack
+    model = mqar.build(VOCAB, layer=layer, d_key=8, d_model=16, seed=0, device=CPU).double()
+    if stacked:
+        model = batched.stack([model, mqar.build(VOCAB, layer=layer, d_key=8, d_model=16, seed=1, device=CPU).double()])
+    memory = model.memories[0]
+    x = torch.randn(*((2,) if stacked else ()), 3, 7, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    together = memory.projections(x)
+    alone = [memory.query(x), memory.key(x), memory.value(x), *(memory.rates[n](x) for n in memory._rate_names())]
+    assert len(together) == len(alone) == 3 + len(memory.rates)
+    for a, b in zip(together, alone):
+        assert a.shape == b.shape and rel_err(a, b) < 1e-14
 
 
 def test_model_is_causal():

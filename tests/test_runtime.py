@@ -221,3 +221,18 @@ def test_a_process_reports_its_own_peak_memory_not_that_of_the_process_that_star
                          capture_output=True, text=True, check=True).stdout
     del ballast
     assert int(out) < 2**30
+
+
+def test_keeping_freed_memory_changes_no_result():
+    # the allocator's settings move where tensors live, never what is computed; in a process of its own, since they
+    # last until it ends
+    import subprocess
+    import sys
+
+    code = ("import sys, torch; from pavlov import runtime; torch.manual_seed(0); x = torch.randn(3000, 3000); "
+            "before = (x @ x).sum().item(); kept = runtime.keep_freed_memory(); after = (x @ x).sum().item(); "
+            "print(kept, before == after)")
+    kept, same = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split()
+    assert same == "True"
+    assert kept == str(sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")
