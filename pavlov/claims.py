@@ -282,6 +282,14 @@ def anchor(claim_id: str) -> str:
     return "claim-" + claim_id.replace(".", "-")
 
 
+KEY = ("How to read the table: a claim holds when its measurement meets what is required, a prediction within a "
+       "tolerance or a bound (at most, at least) give or take one. The tolerance is the deviation the statistics "
+       "allow: five standard errors over independent trials unless the claim says otherwise, or a bound on rounding "
+       "for an identity. Open a claim for its prediction or bound, the alternative it rules out (how far that "
+       "alternative lies from the measurement, in tolerances) and its source.")
+"""The key printed under every claims table: what its columns and its tolerances mean."""
+
+
 class ClaimTable:
     """A table of claims that renders as HTML in notebooks and as text elsewhere.
 
@@ -345,7 +353,8 @@ class ClaimTable:
         body = "".join(f'<tr id="{anchor(r["id"])}">' + "".join(f'<td data-label="{c}">{v}</td>'
                                         for c, v in zip(self.shown, self._shown_cells(r))) + "</tr>"
                        for r in self.rows)
-        table = f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        table = (f'<table class="claims-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+                 f'<p class="claims-key">{html.escape(KEY)}</p>')
         if not self.folded:
             return table
         return f'<details class="claims-dropdown"><summary>Claims checked: {self.summary}</summary>{table}</details>'
@@ -357,7 +366,7 @@ class ClaimTable:
         # a backslash before every character Markdown would read as markup
         lines = [shown, ["---"] * len(shown),
                  *([re.sub(r"([\\`*_\[\]{}<>|$#~])", r"\\\1", row[c]) for c in shown] for row in rows)]
-        return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+        return "\n".join("| " + " | ".join(line) + " |" for line in lines) + "\n\n" + KEY
 
     def __repr__(self) -> str:
         return "\n".join(" | ".join(self.cells(r)) for r in self.rows) or "(no claims)"

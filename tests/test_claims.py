@@ -15,7 +15,7 @@ import torch
 from conftest import cases
 
 from pavlov import claims
-from pavlov.claims import Claim, ClaimTable, check, load_records, records_dir, table, tolerance
+from pavlov.claims import KEY, Claim, ClaimTable, check, load_records, records_dir, table, tolerance
 
 pytestmark = pytest.mark.usefixtures("claims_dir")
 CPU64 = {"dtype": torch.float64, "device": "cpu"}
@@ -186,7 +186,9 @@ def test_table_renders_html_and_text():
     # folded: a dropdown that says how many hold, over the table with the status first
     assert html_text.startswith('<details class="claims-dropdown"><summary>Claims checked: 1 of 2 claims hold')
     # a header row, then one row per claim, each with its anchor (the closing page links to it)
-    assert html_text.count("<tr>") == 1 and html_text.endswith("</table></details>")
+    assert html_text.count("<tr>") == 1 and html_text.endswith(f'</table><p class="claims-key">{KEY}</p></details>')
+    # under the table, once, what its columns and tolerances mean (in the PDF's table too)
+    assert "tolerance" in KEY and "standard errors" in KEY and t._repr_markdown_().endswith(KEY)
     assert '<tr id="claim-ch96-render">' in html_text and '<tr id="claim-ch96-broken">' in html_text
     assert ClaimTable.columns[0] == ClaimTable.shown[0] == "status"
     for column in ClaimTable.shown:
@@ -205,7 +207,7 @@ def test_table_renders_html_and_text():
     assert repr(ClaimTable([])) == "(no claims)"
     # the PDF's table (Markdown): one row per claim, and nothing in a statement is read as markup
     lines = t._repr_markdown_().splitlines()
-    assert lines[0] == "| status | claim | statement | measured | required |" and len(lines) == 4
+    assert lines[0] == "| status | claim | statement | measured | required |" and len(lines) == 6 and lines[4:] == ["", KEY]
     assert lines[3] == "| ✗ fails | ch96.broken | A \\<b\\>bold\\</b\\> claim & more. | 5 | ≤ 2 |"
 
 
