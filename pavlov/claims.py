@@ -282,11 +282,11 @@ def anchor(claim_id: str) -> str:
     return "claim-" + claim_id.replace(".", "-")
 
 
-KEY = ("How to read the table: a claim holds when its measurement meets what is required, a prediction within a "
-       "tolerance or a bound (at most, at least) give or take one. The tolerance is the deviation the statistics "
-       "allow: five standard errors over independent trials unless the claim says otherwise, or a bound on rounding "
-       "for an identity. Open a claim for its prediction or bound, the alternative it rules out (how far that "
-       "alternative lies from the measurement, in tolerances) and its source.")
+KEY = ("How to read the table: a claim holds when its measured value meets what is required, a prediction within a "
+       "tolerance or a bound. Tolerances come from the statistics, usually five standard errors over independent "
+       "trials (some claims add the standard errors to the measured value instead and hold it to the bound itself), "
+       "or from a bound on rounding for an identity. Open a claim for its prediction or bound, the alternative it "
+       "rules out (how far that alternative lies from the measurement, in tolerances) and its source.")
 """The key printed under every claims table: what its columns and its tolerances mean."""
 
 
