@@ -55,6 +55,23 @@ def positive_int(name: str, value) -> int:
     return value
 
 
+def nonnegative_int(name: str, value) -> int:
+    """Check that ``value`` is an integer >= 0 (bools rejected); a ValueError either way."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    return value
+
+
+def seeds(name: str, value) -> tuple[int, ...]:
+    """Check that ``value`` is a non-empty sequence of non-negative ints (the seeds of models trained together)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of ints, got {type(value).__name__}")
+    value = tuple(value)
+    if not value or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in value):
+        raise ValueError(f"{name} must name at least one seed, each a non-negative int, got {value}")
+    return value
+
+
 def finite_float(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> float:
     """Check that ``value`` is a finite real number (optionally > 0 or >= 0)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):      # numpy scalars count

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _validate
+
 
 def _per_model(weight: torch.Tensor, x: torch.Tensor, dims: int) -> torch.Tensor:
     """``weight [M, *rest]`` shaped to broadcast over ``x [M, ..., *rest]``, whose last ``dims`` axes are ``rest``."""
@@ -76,8 +78,7 @@ def per_model(parameter: torch.Tensor, x: torch.Tensor, dims: int = 0) -> torch.
     for name, tensor in (("parameter", parameter), ("x", x)):
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 0:
-        raise ValueError(f"dims must be a non-negative int, got {dims!r}")
+    dims = _validate.nonnegative_int("dims", dims)
     if parameter.dim() not in (dims, dims + 1):
         raise ValueError(f"parameter must have {dims} axes (one model) or {dims + 1} (a stack), got {parameter.dim()}")
     return parameter if parameter.dim() == dims else _per_model(parameter, x, dims)

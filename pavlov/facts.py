@@ -408,10 +408,7 @@ class FactLayer(nn.Module):
             _validate.positive_int("d", d),
             _validate.positive_int("heads", heads),
         )
-        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
-            raise ValueError(
-                f"hidden must be a non-negative int (0: no MLP), got {hidden!r}"
-            )
+        hidden = _validate.nonnegative_int("hidden", hidden)  # 0: no MLP
         if d % heads:
             raise ValueError(f"heads must divide d = {d}, got {heads}")
         self.heads = heads
@@ -540,8 +537,7 @@ def init_layers(
         raise ValueError(
             f"tokens must be [models, n, 2, d] (subject, relation), got {tuple(tokens.shape)}"
         )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = _validate.nonnegative_int("seed", seed)
     models, d = tokens.shape[0], tokens.shape[-1]
     layers = []
     for m in range(models):
@@ -610,10 +606,7 @@ def parameter_count(d: int, hidden: int) -> int:
     3072
     """
     d = _validate.positive_int("d", d)
-    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
-        raise ValueError(
-            f"hidden must be a non-negative int (0: no MLP), got {hidden!r}"
-        )
+    hidden = _validate.nonnegative_int("hidden", hidden)  # 0: no MLP
     return 4 * d * d + 2 * d * hidden
 
 

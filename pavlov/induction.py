@@ -475,15 +475,7 @@ def train_together(
         _validate.positive_int(n, v)
         for n, v in (("steps", steps), ("batch", batch), ("every", every))
     )
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of ints, got {type(seeds).__name__}")
-    seeds = tuple(seeds)
-    if not seeds or any(
-        isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds
-    ):
-        raise ValueError(
-            f"seeds must name at least one seed, each a non-negative int, got {seeds}"
-        )
+    seeds = _validate.seeds("seeds", seeds)
     lr = _validate.finite_float("lr", lr, positive=True)
     models = [
         build(task.vocab, task.length, seed=seed, device=task.device, **kwargs)

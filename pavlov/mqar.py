@@ -299,11 +299,7 @@ def train_together(vocab: Vocabulary, *, layer: str, d_key: int, pairs: tuple[in
     """
     steps, batch = _validate.positive_int("steps", steps), _validate.positive_int("batch", batch)
     pairs = _pair_counts("pairs", pairs, _vocabulary(vocab))
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of ints, got {type(seeds).__name__}")
-    seeds = tuple(seeds)
-    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
-        raise ValueError(f"seeds must name at least one seed, each a non-negative int, got {seeds}")
+    seeds = _validate.seeds("seeds", seeds)
     models = [build(vocab, layer=layer, d_key=d_key, seed=seed, device=device, **kwargs) for seed in seeds]
     stacked = batched.stack(models)
     device = next(stacked.parameters()).device

@@ -30,8 +30,7 @@ def decay_isr(age: int, *, gamma: float, d: int, length: int | None = None) -> f
     >>> round(decay_isr(0, gamma=1.0, d=64, length=65), 12)
     1.0
     """
-    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
-        raise ValueError(f"age must be a non-negative integer, got {age!r}")
+    age = _validate.nonnegative_int("age", age)
     interference, signal = _decay_interference(gamma, d, length), gamma ** (2 * age)
     return interference / signal - 1 / d if signal > 0 else math.inf    # a signal below the smallest float
 
@@ -142,8 +141,8 @@ def oja_repeated_pair(k, v, *, alpha: float, steps: int | None = None, form: str
             raise ValueError(f"{name} must be one vector (1 dimension), got shape {tuple(x.shape)}")
     _validate.same_device_dtype(k=k, v=v)
     alpha = _validate.finite_float("alpha", alpha, positive=True)
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
-        raise ValueError(f"steps must be a non-negative integer or None, got {steps!r}")
+    if steps is not None:
+        steps = _validate.nonnegative_int("steps", steps)
     if form == "source":
         gain = v ** 2
         inverse = torch.where(v != 0, 1 / torch.where(v != 0, v, 1), 0)       # 1/v_j, 0 where v_j = 0
@@ -169,8 +168,7 @@ def stream_signal(
     >>> stream_signal(2, gamma=0.5, d=8), stream_signal(1, gamma=1.0, d=4, beta=1.0)
     (0.25, 0.75)
     """
-    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
-        raise ValueError(f"age must be a non-negative integer, got {age!r}")
+    age = _validate.nonnegative_int("age", age)
     gamma = _validate.probability("gamma", gamma)
     d = _validate.positive_int("d", d)
     if beta is None:
@@ -276,8 +274,7 @@ def oja_fixed_point(keys, values, *, form: str = "source", alpha: float | None =
     if steps is None:
         return limit
     alpha = _validate.finite_float("alpha", alpha, positive=True)
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer or None, got {steps!r}")
+    steps = _validate.nonnegative_int("steps", steps)
     eye = torch.eye(values.shape[-1], device=values.device, dtype=values.dtype)
     return limit @ (
         eye - torch.linalg.matrix_power(eye - alpha * rate / keys.shape[0], steps)
