@@ -3,6 +3,7 @@
 # the latest report is tools/FLAKE_REPORT.md).
 # `make bench` times the package against its peers (benchmarks/, sized by the device) and writes
 # pavlov/data/benchmarks/ (results.json, machine.json, RESULTS.md), which the appendix reads through pavlov.book.
+# `make budget` executes every page alone and reports its time against its budget (pavlov/data/budget.json).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ COLAB_READY := $(COLAB_VENV)/.ready
 # no progress bars in the built pages or the test logs (readers running a chapter see them)
 export PAVLOV_PROGRESS := 0
 
-.PHONY: book html pdf tex test bench browser-test flake-check full-scale colab-env clean
+.PHONY: book html pdf tex test bench budget browser-test flake-check full-scale colab-env clean
 
 # The book: the HTML pages, then the PDF, which the introduction links to (_build/html/pavlov.pdf).
 # PAVLOV_BOOK: the explorers draw their frames in advance for the static pages (pavlov.plotting.static_explorer)
@@ -71,6 +72,12 @@ full-scale: $(READY)
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run
+
+# The time budgets, kept by measuring: every page executed alone, one at a time (run it on an otherwise idle machine),
+# against its budget, and .ci/run's stages against 20 minutes (tools/budget.py); writes pavlov/data/budget.json, which
+# the performance appendix reads.
+budget: $(READY)
+	OMP_NUM_THREADS=1 $(BIN)/python -m tools.budget
 
 $(READY): requirements.txt benchmarks/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

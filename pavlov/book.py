@@ -6,6 +6,7 @@
 * :func:`scales`: every size a chapter sets with :func:`pavlov.by_scale`, at both scales, read from
   the chapters by ``python -m tools.book_data`` (a test keeps it in step with them);
 * :func:`benchmarks`: the records and the machine of the latest ``make bench``;
+* :func:`budget`: each page's time at the quick scale against its budget, from the latest ``make budget``;
 * :func:`full_scale`: what each chapter used when it last ran at the full scale (``python -m tools.full_scale``);
 * :func:`work`: what each chapter's full scale asks of torch, op by op, and its roofline time here and on a
   T4 (``python -m tools.full_scale --work``).
@@ -78,6 +79,19 @@ def benchmarks() -> tuple[list[dict], dict]:
     True
     """
     return _read("benchmarks/results.json"), _read("benchmarks/machine.json")
+
+
+def budget() -> dict:
+    """The latest ``make budget`` (``python -m tools.budget``): each page executed alone at the quick scale on an idle
+    machine, ``pages`` (``page``, ``seconds``, ``budget``, ``slowest``), and ``.ci/run``'s ``stages`` (``stage``,
+    ``seconds``, ``budget``, ``measured``: the tests' stage from the pages measured, the rest at their budgets) against
+    ``goal_s``; the machine (``cpu``, ``cores``), the ``commit`` and the ``date``.
+
+    >>> result = budget()
+    >>> all({"page", "seconds", "budget"} <= set(p) for p in result["pages"]) and result["goal_s"] == 1200
+    True
+    """
+    return _read("budget.json")
 
 
 def full_scale() -> list[dict]:

@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks import peers, run
 from benchmarks.peers import OPERATIONS
+from tools.ceilings import SUBPROCESS_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +35,7 @@ def tiny(tmp_path_factory):
     """The folder the tiny suite wrote, its records and its machine description."""
     out = tmp_path_factory.mktemp("bench")
     subprocess.run([sys.executable, "-m", "benchmarks.run", "--size", "tiny", "--out", str(out)], cwd=ROOT,
-                   check=True, capture_output=True, text=True, timeout=600)
+                   check=True, capture_output=True, text=True, timeout=SUBPROCESS_S)
     return out, json.loads((out / "results.json").read_text()), json.loads((out / "machine.json").read_text())
 
 

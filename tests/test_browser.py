@@ -27,6 +27,8 @@ import pytest
 import yaml
 from conftest import toc_files
 
+from tools.ceilings import BROWSER_PAGE_S
+
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -98,7 +100,7 @@ def render(page: str) -> tuple[Page, str]:
     assert path.exists(), f"{path} was not built"
     with tempfile.TemporaryDirectory() as profile:
         run = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", path.as_uri()],
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=BROWSER_PAGE_S)
     assert run.returncode == 0, run.stderr[-2000:]
     return Page(run.stdout), run.stderr
 
@@ -222,7 +224,7 @@ def test_screenshots_of_a_few_pages():
         with tempfile.TemporaryDirectory() as profile:
             subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--window-size=1280,2400",
                             f"--screenshot={shot}", (HTML / f"{page}.html").as_uri()],
-                           capture_output=True, timeout=120, check=True)
+                           capture_output=True, timeout=BROWSER_PAGE_S, check=True)
         assert shot.stat().st_size > 10_000
 
 

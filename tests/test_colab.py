@@ -3,15 +3,18 @@
 The environment (``make colab-env``, ``.venv-colab``) is built from Colab's published ``pip freeze``
 (``colab/constraints.txt``; what it preinstalls: ``colab/runtime.txt``): ipywidgets 7, IPython 7,
 Colab's numpy, matplotlib and tqdm. Each page is copied into an empty folder (Colab opens a notebook
-with nothing beside it) and run top to bottom, at the quick scale, in a kernel of that environment
-that has a stand-in ``google.colab`` module, so the setup cell takes its Colab branch and installs
-pavlov with ``%pip`` exactly as written. The repository it installs from is mapped by git's
-``url.<base>.insteadOf`` to a snapshot of this working tree, so the cell runs unchanged and offline.
+with nothing beside it) and executed by nbval (``pytest --nbval-lax``, each cell a test, in a process of
+its own) top to bottom, at the quick scale, in a kernel of that environment that has a stand-in
+``google.colab`` module, so the setup cell takes its Colab branch and installs pavlov with ``%pip`` exactly as
+written. The repository it installs from is mapped by git's ``url.<base>.insteadOf`` to a snapshot of this
+working tree, so the cell runs unchanged and offline. This is the book's nbval run: the pinned environment's
+execution of each page (``tools/execute.py``) is the one the book shows, stored for it; this one is Colab's.
 
 Checked: installing pavlov would change no preinstalled package (pip's own dry-run report) and, after
-every page, none was changed; every cell runs, none takes a minute of CPU time (so none takes a minute
-on an idle machine); every explorer control, set to each end of its range and to a value between, redraws
-its figure; and when pavlov cannot be installed the setup cell stops with one message saying what to do.
+every page, none was changed; every cell runs (a claim that fails fails its cell); every explorer control,
+set to each end of its range and to a value between, redraws its figure; and when pavlov cannot be installed
+the setup cell stops with one message saying what to do. Each cell's CPU time is reported, with the cells a
+reader would wait a minute for marked; time fails nothing but the ceilings of ``tools/ceilings.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -29,7 +34,8 @@ from conftest import toc_files
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.execute import cell_seconds
+from tools.ceilings import CELL_S, SUBPROCESS_S, nbval_page_s
+from tools.execute import budget
 
 # under `make test`'s two workers, every page here runs on one of them, beside the pinned environment's run on the other
 pytestmark = pytest.mark.xdist_group("colab")
@@ -40,7 +46,7 @@ REPOSITORY_URL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8
 PAGES = [f"{f}.ipynb" for f in toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
          if (ROOT / f"{f}.ipynb").is_file()]
 INSTALL = f"pavlov @ git+{REPOSITORY_URL}"       # what every setup cell installs in Colab
-CELL_BUDGET_S = 60.0                             # no cell a reader waits a minute for, on two cores
+READER_MINUTE_S = 60.0                           # a cell a reader waits a minute for, on two cores: reported
 
 # Run when the kernel starts. Colab's kernel has google.colab, and this stand-in is all the setup cell
 # looks for. The hooks time every cell in CPU seconds of the kernel process: on an idle machine a cell
@@ -108,13 +114,18 @@ for explorer in plotting.EXPLORERS:
             assert _png(explorer.figure) != first, f"setting {name} to {value!r} left the figure as it was"
             setattr(control, attribute, start)
             moved.append(f"{name}={getattr(control, 'label', None) or value!r}")
-print(f"ipywidgets {ipywidgets.__version__}; settings drawn: {moved}")
-print("CPU seconds per cell:", json.dumps(_cpu_seconds))
+import pavlov
+
+assert pavlov.scale() == "quick", f"the page ran at the {pavlov.scale()} scale, not the quick one"
+assert ipywidgets.__version__.startswith("7."), f"not Colab's kernel: ipywidgets {ipywidgets.__version__}"
+with open("colab-report.json", "w") as report:
+    json.dump({"ipywidgets": ipywidgets.__version__, "moved": moved, "cpu_seconds": _cpu_seconds}, report)
 '''
 
 
 def pip(*args: str, env: dict) -> str:
-    done = subprocess.run([str(PYTHON), "-m", "pip", *args], env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([str(PYTHON), "-m", "pip", *args], env=env, capture_output=True, text=True,
+                          timeout=SUBPROCESS_S)
     assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stderr[-3000:]}"
     return done.stdout
 
@@ -172,7 +183,8 @@ def test_a_failed_install_stops_the_setup_cell_with_one_message(colab, tmp_path,
     for key in set(os.environ) - set(env):
         monkeypatch.delenv(key)
     with pytest.raises(CellExecutionError) as stopped:
-        NotebookClient(nb, kernel_name="colab", timeout=600, resources={"metadata": {"path": str(tmp_path)}}).execute()
+        NotebookClient(nb, kernel_name="colab", timeout=CELL_S,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert stopped.value.ename == "SystemExit" and "could not be installed from" in stopped.value.evalue
     assert REPOSITORY_URL in stopped.value.evalue and "%pip install ./pavlov" in stopped.value.evalue
     assert nb.cells[1].get("execution_count") is None, "the chapter ran on past the failed install"
@@ -184,29 +196,39 @@ def test_installing_pavlov_changes_no_preinstalled_package(colab):
     assert would_install == ["pavlov"], f"installing pavlov would also install or replace {would_install}"
 
 
+def nbval(notebook: Path, env: dict, ceiling_s: float) -> tuple[int, str]:
+    """Execute ``notebook`` with nbval in Colab's kernel, in a pytest process of its own started in the notebook's
+    folder (no configuration of the book's applies there); its exit status and output. Past ``ceiling_s`` the process
+    and its kernel are killed and the test fails, saying so."""
+    command = [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-kernel-name=colab",
+               f"--nbval-cell-timeout={CELL_S}", "-p", "no:cacheprovider", "-q", notebook.name]
+    process = subprocess.Popen(command, cwd=notebook.parent, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=ceiling_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"{notebook.name}: stopped at its ceiling of {ceiling_s:.0f} s against a hang or a runaway "
+                    f"(tools/ceilings.py)\n{output[-4000:]}")
+    return process.returncode, output
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_page_runs_alone_on_colabs_versions(colab, page, monkeypatch):
+def test_page_runs_alone_on_colabs_versions(colab, page):
     folder = colab["base"] / "pages" / Path(page).stem
     folder.mkdir(parents=True)
-    shutil.copy2(ROOT / page, folder)
-    nb = nbformat.read(folder / Path(page).name, as_version=4)
+    nb = nbformat.read(ROOT / page, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(MOVE_CONTROLS))
-    for key, value in colab["env"].items():            # the kernel inherits this process's environment
-        monkeypatch.setenv(key, value)
-    for key in set(os.environ) - set(colab["env"]):
-        monkeypatch.delenv(key)
-    NotebookClient(nb, kernel_name="colab", timeout=600, record_timing=True,
-                   resources={"metadata": {"path": str(folder)}}).execute()     # raises if any cell fails
-    printed = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert "scale: quick" in printed
-    report = nb.cells[-1].outputs[-1]["text"]
-    assert "ipywidgets 7." in report, "the kernel is not the Colab environment's"
+    nbformat.write(nb, folder / Path(page).name)
+    status, output = nbval(folder / Path(page).name, colab["env"], nbval_page_s(budget(page)))
+    assert status == 0, f"{page} failed under nbval in Colab's environment:\n{output[-6000:]}"
+    report = json.loads((folder / "colab-report.json").read_text(encoding="utf-8"))
     cells = [i for i, cell in enumerate(nb.cells[:-1]) if cell.cell_type == "code"]
-    cpu = dict(zip(cells, json.loads(report.split("CPU seconds per cell:")[1])))
-    wall = {i: s for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and (s := cell_seconds(cell)) is not None}
+    cpu = dict(zip(cells, report["cpu_seconds"]))
     slowest = max(cpu, key=cpu.get)
-    print(f"{page}: {sum(cpu.values()):.0f} CPU s in all; slowest cell {slowest}: {cpu[slowest]:.1f} CPU s, "
-          f"{wall.get(slowest, float('nan')):.1f} s wall;", report.splitlines()[0])
-    slow = [(i, round(s, 1)) for i, s in cpu.items() if s > CELL_BUDGET_S]
-    assert not slow, f"cells (index, CPU seconds) over {CELL_BUDGET_S:.0f} s: {slow}"
+    waits = [(i, round(s, 1)) for i, s in cpu.items() if s > READER_MINUTE_S]
+    print(f"{page}: {output.strip().splitlines()[-1]}; {sum(cpu.values()):.0f} CPU s in all; slowest cell "
+          f"{slowest}: {cpu[slowest]:.1f} CPU s" + (f"; cells (index, CPU s) over a minute: {waits}" if waits else "")
+          + f"; ipywidgets {report['ipywidgets']}; settings drawn: {report['moved']}")
     assert preinstalled(colab["env"]) == colab["preinstalled"], "running the page changed a preinstalled package"

@@ -4,6 +4,9 @@ book build finds it, and never reused once anything else it depends on has chang
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 
 import nbformat
 import pytest
@@ -98,3 +101,35 @@ def test_the_stamp_moves_with_the_book_switch(monkeypatch):
     book = execute.stamp()
     monkeypatch.delenv("PAVLOV_BOOK")
     assert execute.stamp() != book
+
+
+def test_a_page_past_its_ceiling_is_stopped_at_the_cell_that_was_running(tmp_path):
+    path = notebook(tmp_path, "print(1)", "import time\ntime.sleep(60)", "print('never')")
+    with pytest.raises(execute.PageError, match=r"page.ipynb stopped at code cell 1: it ran past a ceiling"):
+        execute.execute(path, ceiling_s=3)
+
+
+def test_a_kernel_that_dies_fails_the_page_naming_the_cell(tmp_path):
+    path = notebook(tmp_path, "print(1)", "import os\nos._exit(1)")
+    with pytest.raises(execute.PageError, match=r"stopped at code cell 1: the kernel died"):
+        execute.execute(path)
+
+
+def test_time_is_reported_not_tested():
+    assert execute.over(10.0, 20) == ""
+    assert execute.over(23.0, 20) == "  over its budget by 3 s (15%)"
+    assert execute.slowest([0.5, 3.0, 1.25]) == "cell 1: 3.0 s, cell 2: 1.2 s, cell 0: 0.5 s"
+    assert execute.left(0.0, None) == execute.CELL_S                      # no page ceiling: a cell's
+    assert execute.left(time.perf_counter(), 1e6) == execute.CELL_S         # a cell's, when the page leaves more
+    assert execute.left(time.perf_counter(), 5.0) == 5                      # else what the page leaves
+    assert execute.left(-1e9, 5.0) == 1                                     # spent: at least a second
+
+
+def test_nbval_executes_a_page_when_asked_for(tmp_path):
+    # `pytest --nbval-lax <page>`: nbval's items, one a cell, and not the page's own executing test
+    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--collect-only", "-q", "-p", "no:xdist",
+                           "gpu.ipynb"], cwd=execute.ROOT, capture_output=True, text=True, check=True)
+    assert "gpu.ipynb::Cell 0" in done.stdout and "::executes" not in done.stdout
+    plain = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "gpu.ipynb"],
+                           cwd=execute.ROOT, capture_output=True, text=True, check=True)
+    assert "gpu.ipynb::executes" in plain.stdout and "Cell 0" not in plain.stdout

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tools.ceilings import SUBPROCESS_S
+
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "2.13.0"        # the pinned torch of requirements.txt, a CPU build available locally
-TIMEOUT = 600           # seconds per step
+TIMEOUT = SUBPROCESS_S  # seconds per step: a ceiling against a hang (tools/ceilings.py)
 
 
 def run(*command, cwd: Path, env: dict) -> str:

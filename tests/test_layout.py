@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from tools.ceilings import BROWSER_SCRIPT_S
+
 # the same pages, browser and rule for when to run as the browser checks
 from test_browser import CHAPTERS, CHROMIUM, HTML, PAGES, ROOT, pytestmark  # noqa: F401
 
@@ -78,7 +80,7 @@ const started = Date.now();
 def load(driver, page: str, width: int) -> None:
     """Open ``page`` at ``width`` px and wait until MathJax has typeset it."""
     driver.set_window_size(width, 1000)
-    driver.set_script_timeout(30)
+    driver.set_script_timeout(BROWSER_SCRIPT_S)
     driver.get((HTML / f"{page}.html").as_uri())
     assert driver.execute_async_script(TYPESET), f"{page}: MathJax did not finish typesetting"
 

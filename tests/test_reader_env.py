@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from tools.ceilings import CELL_S
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "chapters" / "ch01_conditioning.ipynb"
 
@@ -30,7 +32,7 @@ def test_chapter_runs_without_ipywidgets_and_with_an_unknown_scale(monkeypatch, 
     nb = nbformat.read(CHAPTER, as_version=4)
     # as if ipywidgets were not installed: importing it raises ImportError in the reader's kernel
     nb.cells.insert(0, nbformat.v4.new_code_cell('import sys\nsys.modules["ipywidgets"] = None'))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
+    NotebookClient(nb, timeout=CELL_S, kernel_name="python3",
                    resources={"metadata": {"path": str(CHAPTER.parent)}}).execute()   # raises if any cell fails
     text = outputs_text(nb)
     assert "PAVLOV_SCALE must be one of quick, full; got 'fastest'" in text        # the warning, on stderr
