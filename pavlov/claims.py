@@ -24,6 +24,7 @@ import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import torch
 
@@ -79,6 +80,24 @@ def tolerance(standard_error: float, *, z: float = 5.0) -> float:
         standard_error = standard_error.item()
     standard_error = _validate.finite_float("standard_error", standard_error, nonnegative=True)
     return _validate.finite_float("z", z, positive=True) * standard_error
+
+
+def largest_z(m: int, *, z: float = 5.0) -> float:
+    """The tolerance, in standard errors, for the largest of ``m`` deviations each held to ``z`` alone.
+
+    A claim that every one of ``m`` points is within ``z`` standard errors of its prediction fails, for a correct
+    theory, ``m`` times as often as a claim about one point. The largest of ``m`` deviations is held instead to
+    the ``z_m`` whose two-sided normal tail, times ``m``, is the tail of ``z`` for one point (Bonferroni's bound):
+    the claim then fails no more often than a single check, whatever the correlation between the points.
+
+    >>> largest_z(1), round(largest_z(10), 3), round(largest_z(100), 3)
+    (5.0, 5.427, 5.824)
+    """
+    m = _validate.positive_int("m", m)
+    z = _validate.finite_float("z", z, positive=True)
+    normal = NormalDist()
+    tail = 2 * normal.cdf(-z)                      # P(|Z| > z) for one point
+    return z if m == 1 else normal.inv_cdf(1 - tail / (2 * m))
 
 
 def records_dir() -> Path:

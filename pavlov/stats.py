@@ -127,3 +127,54 @@ def crossing(curve: dict, level: float) -> tuple[float, float]:
     (xa, (ya, sa)), (xb, (yb, sb)) = (xs[b - 1], curve[xs[b - 1]]), (xs[b], curve[xs[b]])
     se = (xb - xa) * math.hypot((level - yb) * sa, (ya - level) * sb) / (ya - yb) ** 2
     return xa + (xb - xa) * (ya - level) / (ya - yb), se
+
+
+def search(measure, start: float, level: float, *, past: float, ratio: float = 2 ** 0.25,
+           limit: int = 64) -> tuple[int, int]:
+    r"""Measure a decreasing curve on a geometric grid of loads until it has crossed ``level``; return the two loads
+    around its first fall below ``level``, ``(held, fell)``.
+
+    The loads are the integers :math:`\max(1, \mathrm{round}(\text{start} \cdot \text{ratio}^i))` (one that repeats is
+    measured once), and ``measure(load)`` returns the curve's mean there. From :math:`i = 0` the search goes up until
+    the curve falls below ``past`` (at most ``level``); when the load at :math:`i = 0` is already below ``level``
+    it first goes down until a load holds ``level``. So the loads measured straddle ``level`` whatever the draw, and
+    :func:`crossing` can be read off them. A curve that holds ``level`` down to one, or stays above ``past`` for
+    ``limit`` steps, raises a ``ValueError`` that says so.
+
+    >>> measured = []
+    >>> def measure(n):
+    ...     measured.append(n)
+    ...     return 1.0 if n < 40 else 0.0
+    >>> search(measure, 100, 0.9, past=0.5, ratio=2.0), measured     # down from 100 to a load that holds
+    ((25, 50), [100, 50, 25])
+    """
+    level, past = _validate.finite_float("level", level), _validate.finite_float("past", past)
+    if past > level:
+        raise ValueError(f"past must be at most level (the search ends below it), got past={past}, level={level}")
+    start, ratio = (_validate.finite_float(name, x, positive=True) for name, x in (("start", start), ("ratio", ratio)))
+    if ratio <= 1:
+        raise ValueError(f"ratio must exceed 1 (the grid grows), got {ratio}")
+    limit = _validate.positive_int("limit", limit)
+    means: dict[int, float] = {}
+
+    def at(i: int) -> float:
+        load = max(1, round(start * ratio**i))
+        if load not in means:
+            means[load] = float(measure(load))
+        return means[load]
+
+    i = 0
+    while at(i) < level:                            # below already: down until a load holds
+        i -= 1
+        if i < -limit or max(1, round(start * ratio ** (i + 1))) == 1:
+            raise ValueError(f"no load from {max(1, round(start))} down to {min(means)} holds the level {level} "
+                             f"(its mean there is {means[min(means)]:.3g}): start the search lower")
+    i = 0
+    while at(i) >= past:                            # up until well past the crossing
+        i += 1
+        if i > limit:
+            raise ValueError(f"the curve stays at or above {past} up to the load {max(means)} ({limit} steps of "
+                             f"{ratio:.3g} from {start:.4g}): start the search higher or raise limit")
+    loads = sorted(means)
+    fell = next(k for k, load in enumerate(loads) if means[load] < level)
+    return loads[fell - 1], loads[fell]

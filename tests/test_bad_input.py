@@ -149,6 +149,7 @@ for p in ("measured", "predicted"):
 CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-element"),
                                             (("", 2.0), "empty-description"), (("rival", NAN), "nan-value"),
                                             (["rival", 2.0], "list")))
+spec(claims.largest_z, lambda: {"m": 10, "z": 5.0}, ints=("m",), positive=("z",))
 spec(claims.load_records, lambda: {})
 CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
 spec(claims.executed_records, lambda: {"notebooks": []})
@@ -196,6 +197,12 @@ CASES += each(stats.ratio, "b", (((0.0, 0.1), "zero"), ((2.0, -0.1), "negative-s
 spec(stats.crossing, lambda: {"curve": {1: (0.9, 0.1), 2: (0.6, 0.1), 3: (0.3, 0.1)}, "level": 0.5})
 CASES += each(stats.crossing, "level", ((NAN, "nan"), (0.95, "above-the-curve"), (0.1, "below-the-curve")))
 CASES += each(stats.crossing, "curve", (({1: (0.9, 0.1)}, "one-point"), ([(1, 0.9)], "list")))
+spec(stats.search, lambda: {"measure": lambda n: 1.0 if n < 40 else 0.0, "start": 10, "level": 0.9, "past": 0.5,
+                             "ratio": 2.0, "limit": 8}, ints=("limit",), reals=("level", "past"), positive=("start", "ratio"))
+CASES += each(stats.search, "past", ((0.95, "above-level"),))
+CASES += each(stats.search, "ratio", ((1.0, "one"), (0.5, "below-one")))
+CASES += [bad(stats.search, {"measure": lambda n: 0.0}, "start", "never-holds"),
+          bad(stats.search, {"measure": lambda n: 1.0}, "limit", "never-falls")]
 spec(stats.golden_section_min, lambda: {"f": lambda x: (x - 0.3) ** 2, "low": 0.0, "high": 1.0},
      ints=("iterations",), reals=("low", "high"))
 CASES += each(stats.golden_section_min, "f", ((0.3, "not-callable"),))
