@@ -85,7 +85,8 @@ def budget() -> dict:
     """The latest ``make budget`` (``python -m tools.budget``): each page executed alone at the quick scale on an idle
     machine, ``pages`` (``page``, ``seconds``, ``budget``, ``slowest``), and ``.ci/run``'s ``stages`` (``stage``,
     ``seconds``, ``budget``, ``measured``: the tests' stage from the pages measured, the rest at their budgets) against
-    ``goal_s``; the machine (``cpu``, ``cores``), the ``commit`` and the ``date``.
+    ``goal_s``; the machine (``cpu``, ``cores``) and its ``load`` average before and after, the ``commit`` and the
+    ``date``.
 
     >>> result = budget()
     >>> all({"page", "seconds", "budget"} <= set(p) for p in result["pages"]) and result["goal_s"] == 1200

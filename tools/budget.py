@@ -48,16 +48,17 @@ def machine() -> dict:
 
 
 def measure(pages: list[str]) -> dict:
-    """Execute ``pages`` one at a time; each one's seconds, budget and slowest cells, and the stages modelled."""
-    rows = []
+    """Execute ``pages`` one at a time; each one's seconds, budget and slowest cells, and the stages modelled; with
+    the machine's load average over the minute before and after (about 0 on an idle machine, 1 per busy core)."""
+    load_before, rows = os.getloadavg()[0], []
     for page in pages:
         _, seconds, cells = execute.execute(execute.ROOT / page)
         rows.append({"page": page, "seconds": round(seconds, 1), "budget": execute.budget(page),
                      "slowest": execute.slowest(cells)})
         print(f"{page:<40}{seconds:>7.1f} s  (budget {execute.budget(page)} s)"
               f"{execute.over(seconds, execute.budget(page))}", flush=True)
-    return {**machine(), "pages": rows, "stages": stages({r["page"]: r["seconds"] for r in rows}),
-            "goal_s": execute.CI_BUDGET_S}
+    return {**machine(), "load": [round(load_before, 2), round(os.getloadavg()[0], 2)], "pages": rows,
+            "stages": stages({r["page"]: r["seconds"] for r in rows}), "goal_s": execute.CI_BUDGET_S}
 
 
 def stages(seconds: dict[str, float]) -> list[dict]:
