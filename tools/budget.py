@@ -7,7 +7,8 @@ beside its budget (:data:`tools.execute.BUDGETS`), and the stages of ``.ci/run``
 ``.ci/run``'s goal of 20 minutes, with the margin. The other stages (setting up the environments, the HTML, the PDF,
 the browser tests) are not executed here and count at their budgets; ``.ci/run`` prints what they took.
 
-The result goes to ``pavlov/data/budget.json``, which the performance appendix reads (:func:`pavlov.book.budget`).
+The result goes to ``pavlov/data/budget.json``, which the performance appendix reads (:func:`pavlov.book.budget`),
+after every page; a run of some pages replaces their rows and keeps the others.
 Nothing fails here on time: a page over its budget is marked, and the budget is kept by making the page faster or,
 with a reason, by giving it more of the 20 minutes. A page that raises stops the run, as in the tests.
 
@@ -47,18 +48,26 @@ def machine() -> dict:
             "date": datetime.date.today().isoformat()}
 
 
-def measure(pages: list[str]) -> dict:
+def measure(pages: list[str], out: Path) -> dict:
     """Execute ``pages`` one at a time; each one's seconds, budget and slowest cells, and the stages modelled; with
-    the machine's load average over the minute before and after (about 0 on an idle machine, 1 per busy core)."""
-    load_before, rows = os.getloadavg()[0], []
+    the machine's load average over the minute before and after (about 0 on an idle machine, 1 per busy core).
+
+    The result is written to ``out`` after every page, in place of the rows of the pages measured, so that a page that
+    shows it (the performance appendix) reads the latest and a run of some pages updates theirs."""
+    earlier = json.loads(out.read_text(encoding="utf-8"))["pages"] if out.is_file() else []
+    rows = {r["page"]: r for r in earlier if r["page"] in execute.pages()}
+    load_before = os.getloadavg()[0]
     for page in pages:
         _, seconds, cells = execute.execute(execute.ROOT / page)
-        rows.append({"page": page, "seconds": round(seconds, 1), "budget": execute.budget(page),
-                     "slowest": execute.slowest(cells)})
+        rows[page] = {"page": page, "seconds": round(seconds, 1), "budget": execute.budget(page),
+                      "slowest": execute.slowest(cells)}
         print(f"{page:<40}{seconds:>7.1f} s  (budget {execute.budget(page)} s)"
               f"{execute.over(seconds, execute.budget(page))}", flush=True)
-    return {**machine(), "load": [round(load_before, 2), round(os.getloadavg()[0], 2)], "pages": rows,
-            "stages": stages({r["page"]: r["seconds"] for r in rows}), "goal_s": execute.CI_BUDGET_S}
+        ordered = [rows[p] for p in execute.pages() if p in rows]
+        result = {**machine(), "load": [round(load_before, 2), round(os.getloadavg()[0], 2)], "pages": ordered,
+                  "stages": stages({r["page"]: r["seconds"] for r in ordered}), "goal_s": execute.CI_BUDGET_S}
+        out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
 
 
 def stages(seconds: dict[str, float]) -> list[dict]:
@@ -87,9 +96,7 @@ def main(argv=None) -> int:
     parser.add_argument("pages", nargs="*", help="pages to execute (default: every page of the book)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the result goes (default: %(default)s)")
     args = parser.parse_args(argv)
-    result = measure(args.pages or execute.pages())
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(report(result))
+    print(report(measure(args.pages or execute.pages(), args.out)))
     return 0
 
 
