@@ -41,8 +41,8 @@ def machine() -> dict:
                     if line.startswith("model name")), cpu)
     git = ["git", "-C", str(execute.ROOT)]
     commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", "chapters", "pavlov", "tools", "appendix",
-                            "gpu.ipynb"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", "chapters", "pavlov", "tools", "appendix", "gpu.ipynb",
+                            f":!{OUT.relative_to(execute.ROOT)}"], capture_output=True, text=True).stdout.strip()
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
             "commit": commit + (" (with changes)" if dirty else ""),
             "date": datetime.date.today().isoformat()}
@@ -76,7 +76,7 @@ def stages(seconds: dict[str, float]) -> list[dict]:
     took = {page: seconds.get(page, execute.budget(page)) for page in execute.pages()}
     budgets = execute.stage_budgets()
     return [{"stage": name, "budget": budget_s, "measured": name == execute.TESTS_STAGE,
-             "seconds": execute.tests_budget(took) if name == execute.TESTS_STAGE else budget_s}
+             "seconds": round(execute.tests_budget(took)) if name == execute.TESTS_STAGE else budget_s}
             for name, budget_s in budgets.items()]
 
 
