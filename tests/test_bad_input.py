@@ -1151,7 +1151,7 @@ EXEMPT = {
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "runtime.keep_freed_memory": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
     "book.scales": "no arguments", "book.labels": "no arguments", "book.repository": "no arguments",
-    "book.chapters": "no arguments", "book.benchmarks": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
+    "book.chapters": "no arguments", "book.benchmarks": "no arguments", "book.budget": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
     # nothing to refuse
     "runtime.by_scale": "returns one of its two arguments, whatever they are",
     "runtime.progress": "passes its iterable through (with tqdm's bar unless PAVLOV_PROGRESS=0)",
