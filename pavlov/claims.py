@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
 
+import numpy as np
 import torch
 
 from . import _validate
@@ -82,7 +83,7 @@ def tolerance(standard_error: float, *, z: float = 5.0) -> float:
     return _validate.finite_float("z", z, positive=True) * standard_error
 
 
-def largest_z(m: int, *, z: float = 5.0) -> float:
+def largest_z(m: int, *, z: float = 5.0, dof: int | None = None) -> float:
     """The tolerance, in standard errors, for the largest of ``m`` deviations each held to ``z`` alone.
 
     A claim that every one of ``m`` points is within ``z`` standard errors of its prediction fails, for a correct
@@ -90,14 +91,44 @@ def largest_z(m: int, *, z: float = 5.0) -> float:
     the ``z_m`` whose two-sided normal tail, times ``m``, is the tail of ``z`` for one point (Bonferroni's bound):
     the claim then fails no more often than a single check, whatever the correlation between the points.
 
+    With ``dof``, each standard error is itself estimated with that many degrees of freedom (a jackknife over
+    ``dof + 1`` blocks), so each deviation is Student's t, not normal: ``z_m`` is then t's quantile at the same
+    tail, larger because an underestimated error inflates the deviation.
+
     >>> largest_z(1), round(largest_z(10), 3), round(largest_z(100), 3)
     (5.0, 5.427, 5.824)
+    >>> round(largest_z(1, dof=31), 2), round(largest_z(9, dof=31), 2)
+    (6.27, 7.05)
     """
     m = _validate.positive_int("m", m)
     z = _validate.finite_float("z", z, positive=True)
-    normal = NormalDist()
-    tail = 2 * normal.cdf(-z)                      # P(|Z| > z) for one point
-    return z if m == 1 else normal.inv_cdf(1 - tail / (2 * m))
+    tail = 2 * NormalDist().cdf(-z) / m            # P(|Z| > z) for one point, shared among m
+    if dof is None:
+        return z if m == 1 else NormalDist().inv_cdf(1 - tail / 2)
+    dof = _validate.positive_int("dof", dof)
+    low, high = 0.0, 1.0
+    while _t_tail(high, dof) > tail:
+        low, high = high, 2 * high
+    for _ in range(60):                            # bisection: t's tail falls monotonically
+        low, high = ((low + high) / 2, high) if _t_tail((low + high) / 2, dof) > tail else (low, (low + high) / 2)
+    return high
+
+
+def _t_tail(t: float, dof: int) -> float:
+    """P(|T| > t) for Student's t with ``dof`` degrees of freedom. With t = sqrt(dof) tan(theta) its density is
+    proportional to cos(theta)^(dof - 1) on [0, pi/2), a smooth integrand that Gauss-Legendre integrates exactly
+    enough: the tail is the share of that integral beyond theta.
+
+    >>> round(_t_tail(2.365, 7), 4)
+    0.05
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(64)
+
+    def area(theta: float) -> float:
+        width = math.pi / 2 - theta
+        return width / 2 * float(weights @ np.cos(theta + width * (nodes + 1) / 2) ** (dof - 1))
+
+    return area(math.atan(t / math.sqrt(dof))) / area(0.0)
 
 
 def records_dir() -> Path:

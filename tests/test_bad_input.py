@@ -149,7 +149,7 @@ for p in ("measured", "predicted"):
 CASES += each(claims.check, "alternative", (("rival", "str"), (("rival",), "one-element"),
                                             (("", 2.0), "empty-description"), (("rival", NAN), "nan-value"),
                                             (["rival", 2.0], "list")))
-spec(claims.largest_z, lambda: {"m": 10, "z": 5.0}, ints=("m",), positive=("z",))
+spec(claims.largest_z, lambda: {"m": 10, "z": 5.0, "dof": 7}, ints=("m", "dof"), positive=("z",))
 spec(claims.load_records, lambda: {})
 CASES += each(claims.load_records, "directory", ((5, "int"),))   # a missing directory is empty, not an error
 spec(claims.executed_records, lambda: {"notebooks": []})
