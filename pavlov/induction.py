@@ -52,6 +52,10 @@ class Task:
     most frequent under its stationary distribution (as in Bietti et al.), and every row then gives them
     ``trigger_mass`` more probability, shared, so that they recur within a short sequence.
 
+    ``held_out``: the share of the non-trigger tokens (drawn from ``seed``) that are never a trigger's output in the
+    sequences a model trains on (:func:`sequences` with ``outputs="trained"``, the default); ``outputs="held_out"``
+    draws the outputs from them alone, to ask whether a circuit copies a token it never copied in training.
+
     >>> task = Task(vocab=16, n_triggers=2, length=32, device="cpu")
     >>> task.transitions.shape, task.triggers.shape
     (torch.Size([16, 16]), torch.Size([2]))
@@ -62,11 +66,13 @@ class Task:
     length: int
     concentration: float = 0.5
     trigger_mass: float = 0.0
+    held_out: float = 0.0
     seed: int = 0
     device: torch.device | str | None = None
     transitions: torch.Tensor = field(init=False, repr=False, compare=False)
     triggers: torch.Tensor = field(init=False, repr=False, compare=False)
     stationary: torch.Tensor = field(init=False, repr=False, compare=False)
+    outputs: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         vocab = _count("vocab", self.vocab, 2)
@@ -100,6 +106,16 @@ class Task:
         object.__setattr__(self, "transitions", transitions)
         object.__setattr__(self, "stationary", _stationary(transitions))
         object.__setattr__(self, "triggers", triggers)
+        others = torch.ones(vocab, dtype=torch.bool, device=device)
+        others[triggers] = False
+        others = others.nonzero().squeeze(1)
+        held = round(_validate.probability("held_out", self.held_out) * len(others))
+        if held == len(others):
+            raise ValueError(f"held_out must leave some of the {len(others)} non-trigger tokens as outputs, "
+                             f"got {self.held_out}")
+        shuffled = others[torch.randperm(len(others), generator=gen, device=device)]
+        object.__setattr__(self, "outputs", {"trained": shuffled[held:].sort().values,
+                                             "held_out": shuffled[:held].sort().values})
 
     def bigram_entropy(self) -> float:
         r"""The bigram floor: :math:`H(x_{t+1} \mid x_t)` in nats, averaged over non-trigger :math:`x_t` under the
@@ -172,7 +188,7 @@ def _task(task) -> Task:
 
 
 def sequences(
-    task: Task, batch: int, *, seed: int, n_triggers: int | None = None
+    task: Task, batch: int, *, seed: int, n_triggers: int | None = None, outputs: str = "trained"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``batch`` sequences of the task: tokens ``[batch, length]`` and the in-context labels ``[batch, length]``.
 
@@ -180,6 +196,7 @@ def sequences(
     The label at position ``t`` is the next token where ``x_t`` is a trigger seen before in the sequence (its
     output is then known from the context), :data:`IGNORE` elsewhere. With ``n_triggers`` (at most the task's),
     only the first ``n_triggers`` triggers act as triggers in these sequences (the rest follow the bigrams).
+    ``outputs``: ``"trained"`` or ``"held_out"``, the task's tokens that the outputs are drawn from.
     """
     _task(task)
     batch = _validate.positive_int("batch", batch)
@@ -198,11 +215,10 @@ def sequences(
     )  # token -> trigger index, or -1
     trigger_of[task.triggers[:active]] = torch.arange(active, device=device)
     # outputs are non-trigger tokens: a trigger as output would chain triggers (q -> q -> q ...)
-    others = torch.ones(task.vocab, device=device)
-    others[task.triggers] = 0
-    outputs = torch.multinomial(
-        others.expand(batch, -1), active, replacement=True, generator=gen
-    )
+    allowed = task.outputs[_validate.option("outputs", outputs, ("trained", "held_out"))]
+    if not len(allowed):
+        raise ValueError('outputs="held_out" needs a task with held_out > 0')
+    outputs = allowed[torch.randint(len(allowed), (batch, active), generator=gen, device=device)]
     cumulative = task.transitions.cumsum(-1)
     tokens = torch.empty(batch, task.length, dtype=torch.long, device=device)
     tokens[:, 0] = torch.multinomial(
@@ -234,11 +250,15 @@ def sequences(
 
 class Attention(nn.Module):
     r"""Causal multi-head attention: :math:`\mathrm{softmax}(q_t \cdot k_s / \sqrt{d_h})` over :math:`s \le t`, ``heads``
-    heads of width ``d_model // heads``, their outputs summed through :math:`W_O`."""
+    heads of width ``d_model // heads``, their outputs summed through :math:`W_O`.
 
-    def __init__(self, d_model: int, heads: int):
+    ``shift``: the keys read the previous position's state, :math:`k_s = W_K x_{s-1}` (zero at the first position):
+    chapter 9's token shift, which hands the layer the pairing of each token with the one before it."""
+
+    def __init__(self, d_model: int, heads: int, shift: bool = False):
         super().__init__()
         self.heads = _validate.positive_int("heads", heads)
+        self.shift = shift
         if d_model % heads:
             raise ValueError(f"heads must divide d_model = {d_model}, got {heads}")
         self.query, self.key, self.value, self.out = (
@@ -249,12 +269,15 @@ class Attention(nn.Module):
         """``[..., T, d_model]`` to ``[..., heads, T, d_head]``."""
         return x.unflatten(-1, (self.heads, -1)).transpose(-3, -2)
 
-    def pattern(self, x: torch.Tensor, cut: torch.Tensor | None = None) -> torch.Tensor:
+    def pattern(self, x: torch.Tensor, cut: torch.Tensor | None = None,
+                only: torch.Tensor | None = None) -> torch.Tensor:
         """The attention weights ``[..., heads, T, T]`` (row ``t``: where position ``t`` looks).
 
         ``cut``: a ``[heads]`` mask of the heads whose weight on ``t - 1`` is removed, the rest renormalised (the
-        score masked before the softmax)."""
-        q, k = self.split(self.query(x)), self.split(self.key(x))
+        score masked before the softmax); ``only``: a ``[heads]`` mask of the heads that put all their weight on
+        ``t - 1`` (the first position on itself), everything else they read removed."""
+        keys = F.pad(x, (0, 0, 1, 0))[..., :-1, :] if self.shift else x
+        q, k = self.split(self.query(x)), self.split(self.key(keys))
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
         length = scores.shape[-1]
         allowed = torch.ones(length, length, dtype=torch.bool, device=x.device).tril()
@@ -267,7 +290,12 @@ class Attention(nn.Module):
             allowed = allowed & ~(
                 previous & cut.to(torch.bool)[:, None, None]
             )  # [H, T, T]
-        return scores.masked_fill(~allowed, float("-inf")).softmax(-1)
+        weights = scores.masked_fill(~allowed, float("-inf")).softmax(-1)
+        if only is not None:
+            previous = torch.eye(length, dtype=weights.dtype, device=x.device).roll(-1, -1).tril()
+            previous[0, 0] = 1
+            weights = torch.where(only.to(torch.bool)[:, None, None], previous, weights)
+        return weights
 
     def forward(
         self,
@@ -275,10 +303,11 @@ class Attention(nn.Module):
         keep: torch.Tensor | None = None,
         patterns: list | None = None,
         cut: torch.Tensor | None = None,
+        only: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others); ``cut``: as in
-        :meth:`pattern`."""
-        weights = self.pattern(x, cut)
+        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others); ``cut`` and
+        ``only``: as in :meth:`pattern`."""
+        weights = self.pattern(x, cut, only)
         if patterns is not None:
             patterns.append(weights.detach())
         heads = weights @ self.split(self.value(x))  # (..., H, T, d_head)
@@ -291,7 +320,8 @@ class Transformer(nn.Module):
     """Token and position embeddings, ``layers`` blocks (attention, then an MLP if ``mlp``), a readout.
 
     ``frozen``: the embeddings and the readout keep their random initial values (Bietti et al.'s model), so that
-    the trained attention matrices can be read against fixed token vectors. Built from :mod:`pavlov.batched`'s
+    the trained attention matrices can be read against fixed token vectors. ``shift``: the first layer's keys read
+    the previous position (:class:`Attention`), the pairing handed to the model instead of learned. Built from :mod:`pavlov.batched`'s
     layers: stacked (:func:`pavlov.batched.stack`), it reads tokens ``[M, batch, T]``.
     """
 
@@ -305,6 +335,7 @@ class Transformer(nn.Module):
         heads: int = 1,
         mlp: bool = False,
         frozen: bool = False,
+        shift: bool = False,
     ):
         super().__init__()
         vocab, length = (
@@ -315,7 +346,7 @@ class Transformer(nn.Module):
             _validate.positive_int("d_model", d_model),
             _validate.positive_int("layers", layers),
         )
-        for name, flag in (("mlp", mlp), ("frozen", frozen)):
+        for name, flag in (("mlp", mlp), ("frozen", frozen), ("shift", shift)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         self.frozen, self.length = frozen, length
@@ -329,7 +360,7 @@ class Transformer(nn.Module):
         ):  # unit-scale random vectors, nearly orthogonal in d_model
             nn.init.normal_(table.weight, std=1 / math.sqrt(d_model))
         self.attentions = nn.ModuleList(
-            Attention(d_model, heads) for _ in range(layers)
+            Attention(d_model, heads, shift=shift and i == 0) for i in range(layers)
         )
         self.mlps = nn.ModuleList(
             nn.Sequential(
@@ -353,12 +384,14 @@ class Transformer(nn.Module):
         *,
         ablate: tuple = (),
         cut_previous: tuple = (),
+        only_previous: tuple = (),
         patterns: list | None = None,
     ) -> torch.Tensor:
         """Logits ``[batch, T, vocab]`` for tokens ``[batch, T]`` (stacked: ``[M, batch, T, vocab]``).
 
         ``ablate``: ``(layer, head)`` pairs whose output is zeroed; ``cut_previous``: ``(layer, head)`` pairs whose
         weight on the previous position is removed and the rest renormalised (the head keeps everything else);
+        ``only_previous``: ``(layer, head)`` pairs that keep only that weight, all of it on the previous position;
         ``patterns``: a list that receives each layer's attention weights ``[..., heads, T, T]``.
         """
         if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long:
@@ -374,25 +407,22 @@ class Transformer(nn.Module):
             *models, tokens.shape[-1]
         )
         x = self.embed(tokens) + self.position(positions).unsqueeze(-3)
-        ablate, cut_previous = (
-            _heads(self, ablate, "ablate"),
-            _heads(self, cut_previous, "cut_previous"),
-        )
+        chosen = {name: _heads(self, pairs, name) for name, pairs in
+                  (("ablate", ablate), ("cut_previous", cut_previous), ("only_previous", only_previous))}
+
+        def heads(name, layer):
+            """A [heads] mask of the heads ``name`` picks in ``layer`` (None when it picks none anywhere)."""
+            if not chosen[name]:
+                return None
+            mask = torch.zeros(self.attentions[layer].heads, dtype=torch.bool, device=tokens.device)
+            for at, head in chosen[name]:
+                mask[head] |= at == layer
+            return mask
+
         for layer, attention in enumerate(self.attentions):
-            keep = cut = None
-            if ablate:
-                keep = torch.ones(attention.heads, device=tokens.device)
-                for at, head in ablate:
-                    if at == layer:
-                        keep[head] = 0
-            if cut_previous:
-                cut = torch.zeros(
-                    attention.heads, dtype=torch.bool, device=tokens.device
-                )
-                for at, head in cut_previous:
-                    if at == layer:
-                        cut[head] = True
-            x = x + attention(x, keep, patterns, cut)
+            ablated = heads("ablate", layer)
+            keep = None if ablated is None else ~ablated
+            x = x + attention(x, keep, patterns, heads("cut_previous", layer), heads("only_previous", layer))
             if self.mlps:
                 x = x + self.mlps[layer](x)
         return self.readout(x)
@@ -411,12 +441,12 @@ def _scores(
     tokens: torch.Tensor,
     labels: torch.Tensor,
     is_trigger: torch.Tensor,
-    ablate: tuple = (),
-    cut_previous: tuple = (),
+    **interventions,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The mean next-token loss ``[...]`` (differentiable) and, detached: ``loss``, ``bigram_loss`` (after
-    non-trigger tokens) and ``in_context`` (accuracy at the labelled positions), each ``[...]`` over the batch axis."""
-    logits = model(tokens, ablate=ablate, cut_previous=cut_previous)
+    non-trigger tokens) and ``in_context`` (accuracy at the labelled positions), each ``[...]`` over the batch axis.
+    ``interventions``: :meth:`Transformer.forward`'s keywords."""
+    logits = model(tokens, **interventions)
     per_token = F.cross_entropy(
         logits[..., :-1, :].flatten(0, -2), tokens[..., 1:].flatten(), reduction="none"
     ).view(tokens[..., 1:].shape)
@@ -444,7 +474,11 @@ class Trained:
     """One trained model, its training curves (one entry per ``every`` steps) and its seed.
 
     ``curves``: ``loss`` (all positions), ``bigram_loss`` (after non-trigger tokens), ``in_context`` (accuracy at the
-    labelled positions), and each probe of :func:`memory_recall` (frozen models), measured on the training batch.
+    labelled positions), and each probe of :func:`memory_recall` (frozen models), measured on the training batch;
+    with two layers or more, ``previous_trigger`` and ``induction``: :func:`head_scores`' of the first head of the
+    first and second layers, on the same batch; with MLPs, ``adam_cosine``: the cosine between Adam's step on the
+    last MLP's output matrix (:func:`output_gradient`'s) and minus its gradient, the direction of the delta rule's
+    step (NaN at the last record, which takes no step).
     """
 
     model: Transformer
@@ -491,8 +525,15 @@ def train_together(
     for step in range(steps + 1):
         drawn = [sequences(task, batch, seed=seed * 1_000_003 + step) for seed in seeds]
         tokens, labels = (torch.stack(part) for part in zip(*drawn))  # [M, batch, T]
-        loss, row = _scores(stacked, tokens, labels, is_trigger)  # [M]
-        if step % every == 0 or step == steps:
+        record = step % every == 0 or step == steps
+        patterns = [] if record and len(stacked.attentions) >= 2 else None
+        loss, row = _scores(stacked, tokens, labels, is_trigger, patterns=patterns)  # [M]
+        if record:
+            if patterns is not None:  # the heads, read on the training batch
+                heads = [_scores_of(w, x, y, is_trigger) for w, x, y in
+                         zip(torch.stack(patterns, 2), tokens, labels)]
+                row |= {"previous_trigger": torch.stack([h["previous_trigger"][0, 0] for h in heads]),
+                        "induction": torch.stack([h["induction"][1, 0] for h in heads])}
             if stacked.frozen and len(stacked.attentions) >= 2:
                 weights = {name: p.detach() for name, p in stacked.named_parameters()}
                 probes = [
@@ -508,10 +549,17 @@ def train_together(
             for name, values in row.items():
                 curves.setdefault(name, []).append(values)
         if step == steps:
+            if record and stacked.mlps:
+                curves.setdefault("adam_cosine", []).append(torch.full_like(loss, float("nan")).detach())
             break
         optimiser.zero_grad(set_to_none=True)
         loss.sum().backward()
+        written = stacked.mlps[-1][-1].weight if stacked.mlps else None  # the delta rule's matrix
+        before = written.detach().clone() if record and written is not None else None
         optimiser.step()
+        if before is not None:  # Adam's step against the gradient's direction, per model
+            curves.setdefault("adam_cosine", []).append(
+                F.cosine_similarity((written.detach() - before).flatten(1), -written.grad.flatten(1), dim=1))
     per_model = {
         name: torch.stack(values, 1).tolist() for name, values in curves.items()
     }
@@ -712,16 +760,19 @@ def evaluate(
     seed: int = 2**31,
     ablate: tuple = (),
     cut_previous: tuple = (),
+    only_previous: tuple = (),
     n_triggers: int | None = None,
+    outputs: str = "trained",
 ) -> dict[str, float]:
     """``loss``, ``bigram_loss`` (after non-trigger tokens, nats) and ``in_context`` accuracy (a trigger's second and
-    later occurrences) of ``model`` on ``count`` fresh sequences; ``ablate``: ``(layer, head)`` pairs zeroed;
-    ``cut_previous``: ``(layer, head)`` pairs whose weight on the previous position is removed (renormalised)."""
+    later occurrences) of ``model`` on ``count`` fresh sequences (``n_triggers`` and ``outputs`` as in
+    :func:`sequences`); ``ablate``, ``cut_previous``, ``only_previous``: as in :meth:`Transformer.forward`."""
     tokens, labels = sequences(
-        task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers
+        task, _validate.positive_int("count", count), seed=seed, n_triggers=n_triggers, outputs=outputs
     )
     _, scores = _scores(
-        _transformer(model), tokens, labels, _is_trigger(task), ablate, cut_previous
+        _transformer(model), tokens, labels, _is_trigger(task), ablate=ablate, cut_previous=cut_previous,
+        only_previous=only_previous,
     )
     return {name: value.item() for name, value in scores.items()}
 
@@ -763,16 +814,17 @@ def attention_maps(model: Transformer, tokens: torch.Tensor) -> list[torch.Tenso
 
 @torch.no_grad()
 def head_scores(
-    model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31
+    model: Transformer, task: Task, *, count: int = 64, seed: int = 2**31, outputs: str = "trained"
 ) -> dict[str, torch.Tensor]:
     """Per layer and head ``[layers, heads]``: ``previous_token``, the mean attention from position ``t`` to ``t - 1``;
     ``previous_trigger``, the same where the token at ``t - 1`` is a trigger (the positions where the circuit needs
-    it); ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right
+    it), and beside it ``self_trigger`` and ``two_back_trigger``, the weight on ``t`` and on ``t - 2`` there (a head
+    that merely favours recent positions puts as much on them); ``induction``, the mean attention from a labelled position (a trigger seen before) to the positions right
     after the trigger's earlier occurrences; ``uniform_previous_token``, ``uniform_previous_trigger`` and
     ``uniform_induction`` (0-dim): the same scores of a uniform causal map (``1/(t+1)`` to each earlier position) on
-    the same sequences, the alternative a head must beat."""
+    the same sequences, the alternative a head must beat. ``outputs``: as in :func:`sequences`."""
     tokens, labels = sequences(
-        _task(task), _validate.positive_int("count", count), seed=seed
+        _task(task), _validate.positive_int("count", count), seed=seed, outputs=outputs
     )
     patterns = []
     _transformer(model)(tokens, patterns=patterns)
@@ -829,6 +881,10 @@ def _scores_of(
         weights.dtype
     )  # [B, 1, 1, T - 1]: x_{t-1} a trigger
     previous_trigger = (on_previous * after).sum((0, -1)) / after.sum()
+    on_self = weights.diagonal(0, -2, -1)[..., 1:]  # [B, L, H, T - 1]: t's weight on t, t >= 1
+    self_trigger = (on_self * after).sum((0, -1)) / after.sum()
+    on_two_back = weights.diagonal(-2, -2, -1)  # [B, L, H, T - 2]: t's weight on t - 2, t >= 2
+    two_back_trigger = (on_two_back * after[..., 1:]).sum((0, -1)) / after[..., 1:].sum()
     after = _after_earlier(tokens)  # [B, t, s]
     asked = labels != IGNORE  # [B, T]
     mass = (weights * after[:, None, None]).sum(-1)  # [B, L, H, T]
@@ -836,6 +892,8 @@ def _scores_of(
     return {
         "previous_token": previous,
         "previous_trigger": previous_trigger,
+        "self_trigger": self_trigger,
+        "two_back_trigger": two_back_trigger,
         "induction": induction,
     }
 

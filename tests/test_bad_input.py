@@ -905,12 +905,15 @@ def transformer(layers: int = 2, frozen: bool = True, mlp: bool = False):
 
 NOT_A_MODEL = (("x", "str"), (transformer(frozen=False), "not-frozen"), (transformer(1), "one-layer"))
 spec(induction.Task, lambda: {"vocab": 8, "n_triggers": 2, "length": 8, "device": "cpu"},
-     ints=("vocab", "n_triggers", "length"), positive=("concentration",), probabilities=("trigger_mass",))
+     ints=("vocab", "n_triggers", "length"), positive=("concentration",), probabilities=("trigger_mass", "held_out"))
 CASES += (each(induction.Task, "n_triggers", ((8, "at-vocab"),)) + each(induction.Task, "vocab", ((1, "one"),))
+          + each(induction.Task, "held_out", ((1.0, "every-output"),))
           + each(induction.Task, "length", ((1, "one"),)) + each(induction.Task, "seed", ((-1, "negative"),))
           + each(induction.Task, "device", (("nonsense", "unknown"),)))
-spec(induction.sequences, lambda: {"task": TASK, "batch": 2, "seed": 0}, ints=("batch", "n_triggers"))
+spec(induction.sequences, lambda: {"task": TASK, "batch": 2, "seed": 0}, ints=("batch", "n_triggers"),
+     options=("outputs",))
 CASES += (each(induction.sequences, "n_triggers", ((3, "above-task"),))
+          + each(induction.sequences, "outputs", (("held_out", "none-held-out"),))
           + each(induction.sequences, "task", (("x", "str"), ((8, 2, 8), "tuple")))
           + each(induction.sequences, "seed", ((-1, "negative"),)))
 spec(induction.Attention, lambda: {"d_model": 8, "heads": 2}, ints=("heads",))
@@ -919,7 +922,8 @@ spec(induction.Transformer, lambda: {"vocab": 8, "length": 8, "d_model": 8},
      ints=("vocab", "length", "d_model", "layers", "heads"))
 CASES += (each(induction.Transformer, "vocab", ((1, "one"),)) + each(induction.Transformer, "heads", ((3, "not-dividing"),))
           + each(induction.Transformer, "mlp", (("yes", "str"), (1, "int")))
-          + each(induction.Transformer, "frozen", (("yes", "str"), (1, "int"))))
+          + each(induction.Transformer, "frozen", (("yes", "str"), (1, "int")))
+          + each(induction.Transformer, "shift", (("yes", "str"), (1, "int"))))
 spec(induction.Transformer.forward, lambda: {"self": transformer(), "tokens": torch.zeros(2, 8, **LONG)})
 CASES += each(induction.Transformer.forward, "tokens", ((torch.zeros(2, 8, **F64), "float"), ([[0] * 8], "list"),
                                                         (torch.zeros(2, 9, **LONG), "too-long")))
@@ -945,6 +949,8 @@ CASES += (each(induction.evaluate, "ablate", ((5, "int"), ("ab", "str"), ([(2, 0
                                               ([(True, 0)], "bool")))
           + each(induction.evaluate, "cut_previous", ((5, "int"), ([(2, 0)], "layer-out-of-range"),
                                                       ([(0, 1)], "head-out-of-range")))
+          + each(induction.evaluate, "only_previous", ((5, "int"), ([(2, 0)], "layer-out-of-range")))
+          + each(induction.evaluate, "outputs", (("nonsense", "unknown"), ("held_out", "none-held-out")))
           + each(induction.evaluate, "model", NOT_A_MODEL[:1]) + each(induction.evaluate, "task", (("x", "str"),))
           + each(induction.evaluate, "seed", ((-1, "negative"),)))
 spec(induction.attention_maps, lambda: {"model": transformer(), "tokens": torch.zeros(8, **LONG)})
@@ -952,7 +958,8 @@ CASES += (each(induction.attention_maps, "tokens", ((torch.zeros(2, 8, **LONG), 
                                                     ([0] * 8, "list"), (torch.zeros(9, **LONG), "too-long")))
           + each(induction.attention_maps, "model", NOT_A_MODEL[:1]))
 spec(induction.head_scores, lambda: {"model": transformer(), "task": TASK, "count": 2}, ints=("count",))
-CASES += each(induction.head_scores, "model", NOT_A_MODEL[:1]) + each(induction.head_scores, "task", (("x", "str"),))
+CASES += (each(induction.head_scores, "model", NOT_A_MODEL[:1]) + each(induction.head_scores, "task", (("x", "str"),))
+          + each(induction.head_scores, "outputs", (("nonsense", "unknown"),)))
 spec(induction.induction_reading, lambda: {"model": transformer(), "task": TASK, "count": 2},
      ints=("count", "n_triggers"))
 CASES += (each(induction.induction_reading, "model", NOT_A_MODEL[:1] + NOT_A_MODEL[2:])

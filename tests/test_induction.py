@@ -47,17 +47,22 @@ def test_training_records_curves_and_probes_and_the_gradient_is_a_sum_of_outer_p
     assert 0 <= scores["in_context"] <= 1
 
 
-def test_cutting_the_previous_position_removes_its_weight_and_renormalises_the_rest():
+def test_cutting_the_previous_position_removes_its_weight_and_keeping_it_alone_puts_every_weight_there():
     model = induction.build(12, 16, seed=0, d_model=8, layers=2, heads=2, device="cpu")
     tokens, _ = induction.sequences(TASK, 3, seed=1)
-    whole, cut = [], []
+    whole, cut, only = [], [], []
     model(tokens, patterns=whole)
     model(tokens, cut_previous=[(0, 1)], patterns=cut)
+    model(tokens, only_previous=[(0, 1)], patterns=only)
     assert cut[0][:, 1].diagonal(-1, -2, -1).abs().max() == 0                       # head 1 of layer 1: none on t - 1
     torch.testing.assert_close(cut[0][:, 0], whole[0][:, 0])                         # head 0 untouched
     kept = whole[0][:, 1].clone()
     kept.diagonal(-1, -2, -1).zero_()
     torch.testing.assert_close(cut[0][:, 1], kept / kept.sum(-1, keepdim=True))
+    assert torch.equal(only[0][:, 1].diagonal(-1, -2, -1), torch.ones(3, 15))       # all on t - 1 ...
+    assert (only[0][:, 1, 0, 0] == 1).all()                                          # ... the first on itself
+    torch.testing.assert_close(only[0][:, 0], whole[0][:, 0])
+    assert {"self_trigger", "two_back_trigger", "uniform_self_trigger"} <= set(induction.head_scores(model, TASK, count=16))
 
 
 def test_bad_inputs_name_the_parameter():
@@ -116,3 +121,33 @@ def test_head_scores_of_a_uniform_map_are_the_uniform_scores_and_the_reading_is_
     reading = induction.induction_reading(model, TASK, count=16)
     assert abs(float(reading["beta"])) < 1e-9          # a uniform map scores every position alike
     assert 0 <= float(reading["retrieved"]) <= 1 and 1 <= float(reading["memories"]) <= 16
+
+
+def test_held_out_outputs_are_never_drawn_in_training_and_only_they_are_drawn_when_asked():
+    task = induction.Task(vocab=16, n_triggers=2, length=32, trigger_mass=0.3, held_out=0.25, device="cpu")
+    held = set(task.outputs["held_out"].tolist())
+    assert len(held) == 4 and not held & set(task.outputs["trained"].tolist())
+    assert not held & set(task.triggers.tolist())
+    for outputs, inside in (("trained", False), ("held_out", True)):
+        tokens, _ = induction.sequences(task, 64, seed=3, outputs=outputs)
+        after = {seq[t + 1] for seq in tokens.tolist() for t in range(len(seq) - 1) if seq[t] in task.triggers.tolist()}
+        assert after and all((x in held) == inside for x in after)
+
+
+def test_the_token_shift_keys_read_the_previous_position():
+    model = induction.build(12, 16, seed=0, d_model=8, layers=1, shift=True, device="cpu").double()
+    tokens, _ = induction.sequences(TASK, 2, seed=1)
+    attention = model.attentions[0]
+    x = model.embed(tokens) + model.position(torch.arange(16))
+    keys = attention.split(attention.key(torch.cat([torch.zeros_like(x[:, :1]), x[:, :-1]], 1)))
+    queries = attention.split(attention.query(x))
+    scores = (queries @ keys.transpose(-1, -2) / 8**0.5).masked_fill(~torch.ones(16, 16, dtype=torch.bool).tril(),
+                                                                     float("-inf"))
+    torch.testing.assert_close(attention.pattern(x), scores.softmax(-1))
+
+
+def test_training_records_the_heads_and_adams_step_against_the_gradient():
+    runs = induction.train_together(TASK, steps=4, seeds=(0,), batch=4, every=2, d_model=8, mlp=True)
+    curves = runs[0].curves
+    assert len(curves["induction"]) == len(curves["adam_cosine"]) == 3
+    assert all(-1 <= c <= 1 for c in curves["adam_cosine"][:-1]) and curves["adam_cosine"][-1] != curves["adam_cosine"][-1]
