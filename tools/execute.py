@@ -66,7 +66,7 @@ BUDGETS = {
     "chapters/ch05_softmax_store.ipynb": 35, "chapters/ch06_stacking.ipynb": 40,
     "chapters/ch07_learning_rules.ipynb": 20, "chapters/ch08_conditioning.ipynb": 25,
     "chapters/ch09_mqar.ipynb": 90, "chapters/ch10_noisy_cues.ipynb": 55, "chapters/ch11_hopfield.ipynb": 35,
-    "chapters/ch12_channel.ipynb": 35, "chapters/ch13_induction.ipynb": 50, "chapters/ch14_facts.ipynb": 50,
+    "chapters/ch12_channel.ipynb": 35, "chapters/ch13_induction.ipynb": 65, "chapters/ch14_facts.ipynb": 50,
     "appendix/benchmarks.ipynb": 10,
 }
 # What decides an execution besides the page's own code cells (the cache's key): these files, and (stamp()) the
