@@ -917,6 +917,10 @@ def induction_reading(
     * ``retrieved``: the fraction of labelled positions whose largest attention weight is on such a position (the
       store's target wins).
     * ``memories`` (0-dim): the mean number of positions a labelled position attends over (the memories it reads).
+    * ``queries``: each labelled position on its own, to set the head beside a store of its own statistics:
+      ``memories`` ``[N]``, the positions it reads, ``others`` ``[N]``, those that are not targets, and per head
+      ``[heads, N]``: ``wins`` (a target gets the largest weight), ``gap`` (the best target's score less the mean
+      of the others') and ``spread`` (the standard deviation of the others' scores).
 
     Read in double precision on a copy of the model (differences of log-weights are differences of scores).
     """
@@ -949,10 +953,27 @@ def induction_reading(
     positions = torch.arange(
         1, tokens.shape[-1] + 1, device=tokens.device, dtype=logits.dtype
     )
+    others = causal & ~target
+    centred = logits - mean_of(logits, others)[..., None]
+    count_others = others.sum(-1).expand(logits.shape[:-1])  # [B, H, T]
+    spread = ((centred**2 * others).sum(-1) / (count_others - 1).clamp_min(1)).sqrt()
+    best = centred.masked_fill(~target, float("-inf")).amax(-1)
+    chosen = asked[:, 0]  # [B, T]
+
+    def per_query(values):  # [B, H, T] -> [H, N]
+        return values.transpose(0, 1)[:, chosen]
+
     return {
         "beta": over_asked(gap),
         "retrieved": over_asked(wins.to(logits.dtype)),
         "memories": over_asked(positions)[0],
+        "queries": {
+            "memories": positions.expand(chosen.shape)[chosen],
+            "others": per_query(count_others.to(logits.dtype))[0],
+            "wins": per_query(wins),
+            "gap": per_query(best),
+            "spread": per_query(spread),
+        },
     }
 
 

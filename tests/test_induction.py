@@ -151,3 +151,13 @@ def test_training_records_the_heads_and_adams_step_against_the_gradient():
     curves = runs[0].curves
     assert len(curves["induction"]) == len(curves["adam_cosine"]) == 3
     assert all(-1 <= c <= 1 for c in curves["adam_cosine"][:-1]) and curves["adam_cosine"][-1] != curves["adam_cosine"][-1]
+
+
+def test_the_induction_reading_gives_every_labelled_query_its_own_scores():
+    model = induction.build(12, 16, seed=0, d_model=8, layers=2, device="cpu")
+    tokens, labels = induction.sequences(TASK, 32, seed=2**31)
+    queries = induction.induction_reading(model, TASK, count=32)["queries"]
+    n = int((labels != induction.IGNORE).sum())
+    assert queries["memories"].shape == queries["others"].shape == (n,)
+    assert queries["wins"].shape == queries["gap"].shape == queries["spread"].shape == (1, n)
+    assert (queries["others"] < queries["memories"]).all() and (queries["spread"] >= 0).all()
