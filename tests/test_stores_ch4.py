@@ -332,6 +332,19 @@ def test_measure_capacity_refuses_an_isr_that_does_not_grow(monkeypatch):
         stores.measure_capacity("relu", 8, around=17, trials=2)
 
 
+def test_measure_capacity_measures_again_with_more_trials_when_the_rise_is_lost_in_noise(monkeypatch):
+    asked = []
+
+    def noisy(store, d_key, n, *, trials, **kwargs):     # no rise with few trials, a rise with four times as many
+        asked.append(trials)
+        mean = 0.5 + (0.1 if trials >= 8 else -0.1) * (n > 17)
+        return stores.IsrMeasurement(mean, 0.01, torch.zeros(2, 1), torch.ones(2, 1, dtype=torch.bool), 0)
+
+    monkeypatch.setattr(stores, "measure_isr", noisy)
+    c = stores.measure_capacity("relu", 8, around=17, trials=2)
+    assert asked == [2, 2, 4, 4, 8, 8] and c.above.mean > c.below.mean
+
+
 # --- the optimal linear store ---
 
 def unit_keys(sets, n, d, seed=0):
