@@ -5,8 +5,9 @@ every random draw of the chapter changes (:func:`pavlov.runtime.generator` mixes
 every seed). Figures are drawn on matplotlib's Agg backend and never rendered, explorers are skipped,
 and a failing claim is recorded instead of stopping the chapter. The report gives, per claim, the
 number of seeds on which it failed and its margin at the worst seed: measured deviation over
-tolerance (a claim holds while the margin is at most 1), and the margin by which its tolerance
-excludes the alternative it rules out (which must stay above 1). A check fails when either does not.
+tolerance (a claim holds while the margin is at most 1), and, at the seed where it is least, the
+distance from the measurement to the alternative it rules out, in tolerances (which must stay above 1).
+A check fails when either does not.
 
     python -m tools.flake --seeds 30 --workers 2            # all chapters; writes _build/flake/
     python -m tools.flake --seeds 3 --chapters ch01 ch03    # a few
@@ -105,13 +106,13 @@ def report(results: list[dict], seeds: list[int]) -> str:
         by_id.setdefault(r["id"], []).append(r)
     lines = [f"Flake check: {len(seeds)} seeds ({seeds[0]}..{seeds[-1]}), quick scale", "",
              "| claim | seeds | failures | worst margin (deviation / tolerance) | at seed | alternative ruled out | "
-             "alternative's margin, least |", "|---|---|---|---|---|---|---|"]
+             "its distance from the measurement, least (tolerances) |", "|---|---|---|---|---|---|---|"]
     for claim_id, runs in by_id.items():
         worst = max(runs, key=lambda r: r.get("margin", float("inf")))
         failures = sum(failed(r) for r in runs)
         alternatives = [r for r in runs if r.get("alternative")]
         alt = (alternatives[0]["alternative"][0] if alternatives else "(none stated)")
-        alt_margin = (f"{min(r['alternative_margin'] for r in alternatives):.3g}" if alternatives else "")
+        alt_margin = (f"{min(r['alternative_distance'] for r in alternatives):.3g}" if alternatives else "")
         lines.append(f"| {claim_id} | {len(runs)} | {failures} | {worst.get('margin', float('inf')):.3g} | {worst['seed']} "
                      f"| {alt} | {alt_margin} |")
     total = sum(failed(r) for r in results)
