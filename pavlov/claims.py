@@ -235,7 +235,7 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
             f"claim {claim_id} failed: {statement.strip()}\n"
             f"  measured {measured:.6g}, predicted {predicted:.6g} ({source.strip()}), "
             f"required {RELATIONS[relation]} with tolerance {tol:.3g}; deviation {deviation:.3g}")
-    if alternative_distance is not None and alternative_distance <= 1:
+    if not rules_out(alternative_distance):
         raise AssertionError(
             f"claim {claim_id} does not rule out its alternative, {alternative[0]} ({alternative[1]:.6g}): "
             f"the measurement {measured:.6g} lies within the tolerance {tol:.3g} of it, so the alternative "
@@ -243,6 +243,16 @@ def check(claim_id: str, statement: str, *, measured, predicted, tolerance: floa
     if not building_book():     # in the built book the prose shows the numbers; elsewhere the cell does
         print(verdict(claim))
     return claim
+
+
+def rules_out(alternative_distance: float | None) -> bool:
+    """Whether a claim's measurement excludes its alternative: it lies more than one tolerance from it (a claim
+    without an alternative excludes none and needs none).
+
+    >>> rules_out(None), rules_out(1.0), rules_out(2.5)
+    (True, False, True)
+    """
+    return alternative_distance is None or alternative_distance > 1
 
 
 def verdict(claim: Claim) -> str:
