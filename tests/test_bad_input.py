@@ -1157,6 +1157,7 @@ EXEMPT = {
     "runtime.default_device": "no arguments", "runtime.scale": "no arguments", "runtime.run_info": "no arguments",
     "runtime.setup": "no arguments", "runtime.resources": "no arguments", "runtime.keep_freed_memory": "no arguments", "claims.records_dir": "no arguments", "runtime.building_book": "no arguments",
     "claims.verdict": "formats a Claim, which check made from checked arguments",
+    "claims.rules_out": "reads a distance that check computed, infinite included (an alternative at tolerance 0)",
     "book.scales": "no arguments", "book.labels": "no arguments", "book.repository": "no arguments",
     "book.chapters": "no arguments", "book.benchmarks": "no arguments", "book.budget": "no arguments", "book.full_scale": "no arguments", "book.work": "no arguments",
     # nothing to refuse
