@@ -52,6 +52,11 @@ class Task:
     most frequent under its stationary distribution (as in Bietti et al.), and every row then gives them
     ``trigger_mass`` more probability, shared, so that they recur within a short sequence.
 
+    ``fixed_triggers=False``: Bietti et al.'s default data instead. Each sequence draws its own ``n_triggers``
+    triggers from the stationary distribution, without replacement, and its outputs from every token but those;
+    ``triggers`` is then the most frequent ``n_triggers`` tokens, the likeliest draw (``trigger_mass`` and
+    ``held_out`` need fixed triggers).
+
     ``held_out``: the share of the non-trigger tokens (drawn from ``seed``) that are never a trigger's output in the
     sequences a model trains on (:func:`sequences` with ``outputs="trained"``, the default); ``outputs="held_out"``
     draws the outputs from them alone, to ask whether a circuit copies a token it never copied in training.
@@ -67,6 +72,7 @@ class Task:
     concentration: float = 0.5
     trigger_mass: float = 0.0
     held_out: float = 0.0
+    fixed_triggers: bool = True
     seed: int = 0
     device: torch.device | str | None = None
     transitions: torch.Tensor = field(init=False, repr=False, compare=False)
@@ -95,6 +101,10 @@ class Task:
             gen,
         )
         mass = _validate.probability("trigger_mass", self.trigger_mass)
+        fixed = _validate.instance("fixed_triggers", self.fixed_triggers, bool)
+        if not fixed and (mass or self.held_out):
+            raise ValueError("trigger_mass and held_out need fixed_triggers=True: with triggers drawn per sequence, "
+                             f"got trigger_mass = {mass}, held_out = {self.held_out}")
         transitions = gamma / gamma.sum(-1, keepdim=True)
         triggers = (
             _stationary(transitions).argsort(descending=True)[:n_triggers].sort().values
@@ -210,15 +220,22 @@ def sequences(
             f"n_triggers must be at most the task's {task.n_triggers}, got {active}"
         )
     gen, device = generator(seed, task.device), task.device
-    trigger_of = torch.full(
-        (task.vocab,), -1, dtype=torch.long, device=device
-    )  # token -> trigger index, or -1
-    trigger_of[task.triggers[:active]] = torch.arange(active, device=device)
-    # outputs are non-trigger tokens: a trigger as output would chain triggers (q -> q -> q ...)
     allowed = task.outputs[_validate.option("outputs", outputs, ("trained", "held_out"))]
     if not len(allowed):
         raise ValueError('outputs="held_out" needs a task with held_out > 0')
-    outputs = allowed[torch.randint(len(allowed), (batch, active), generator=gen, device=device)]
+    if task.fixed_triggers:
+        chosen = task.triggers[:active].expand(batch, active)
+    else:  # Bietti et al.'s default: each sequence its own triggers
+        chosen = torch.multinomial(task.stationary.expand(batch, -1), active, generator=gen)
+    trigger_of = torch.full(
+        (batch, task.vocab), -1, dtype=torch.long, device=device
+    )  # per sequence, token -> trigger index, or -1
+    trigger_of.scatter_(1, chosen, torch.arange(active, device=device).expand(batch, active))
+    # outputs are non-trigger tokens: a trigger as output would chain triggers (q -> q -> q ...)
+    if task.fixed_triggers:
+        outputs = allowed[torch.randint(len(allowed), (batch, active), generator=gen, device=device)]
+    else:
+        outputs = torch.multinomial((trigger_of < 0).double(), active, replacement=True, generator=gen)
     cumulative = task.transitions.cumsum(-1)
     tokens = torch.empty(batch, task.length, dtype=torch.long, device=device)
     tokens[:, 0] = torch.multinomial(
@@ -234,17 +251,15 @@ def sequences(
             .squeeze(-1)
             .clamp_max(task.vocab - 1)
         )
-        which = trigger_of[current]
+        which = trigger_of.gather(1, current[:, None]).squeeze(1)
         fixed = outputs.gather(1, which.clamp_min(0)[:, None]).squeeze(1)
         tokens[:, t + 1] = torch.where(which >= 0, fixed, drawn)
-    labels = torch.full_like(tokens, IGNORE)
-    is_trigger = trigger_of[tokens] >= 0
-    seen = torch.zeros(batch, task.vocab, dtype=torch.bool, device=device)
-    for t in range(task.length - 1):
-        current = tokens[:, t : t + 1]
-        asked = is_trigger[:, t] & seen.gather(1, current).squeeze(1)
-        labels[:, t] = torch.where(asked, tokens[:, t + 1], labels[:, t])
-        seen.scatter_(1, current, True)
+    # asked: a trigger seen earlier in its sequence, with a next token to predict
+    earlier = torch.ones(task.length, task.length, dtype=torch.bool, device=device).tril(-1)
+    seen = ((tokens[:, :, None] == tokens[:, None, :]) & earlier).any(-1)  # [batch, t]
+    asked = (trigger_of.gather(1, tokens) >= 0) & seen
+    asked[:, -1] = False
+    labels = torch.where(asked, tokens.roll(-1, 1), IGNORE)
     return tokens, labels
 
 
@@ -452,7 +467,7 @@ def _scores(
     ).view(tokens[..., 1:].shape)
     loss = per_token.mean((-2, -1))
     with torch.no_grad():
-        bigram = ~is_trigger[tokens[..., :-1]]
+        bigram = ~is_trigger.gather(-1, tokens[..., :-1].flatten(-2)).view_as(tokens[..., :-1])
         asked = labels != IGNORE
         right = (logits.argmax(-1) == labels) & asked
         scores = {
@@ -498,19 +513,24 @@ def train_together(
     **kwargs,
 ) -> list[Trained]:
     """Train one :class:`Transformer` per seed, all at once as one stack (:mod:`pavlov.batched`), with Adam on
-    fresh batches of the task, the full next-token loss.
+    fresh batches of the task, the full next-token loss. ``task``: a :class:`Task`, or one per seed (of one
+    vocabulary and length) to train models on different data in one stack.
 
     Each model is the one :func:`build` makes from its seed, and draws its own batches (seeded by its seed and the
     step); every ``every`` steps its curves are recorded. ``kwargs``: the model's (``d_model``, ``layers``,
     ``heads``, ``mlp``, ``frozen``).
     """
-    _task(task)
+    seeds = _validate.seeds("seeds", seeds)
+    tasks = [task] * len(seeds) if isinstance(task, Task) else list(task)
+    if len(tasks) != len(seeds) or {(_task(t).vocab, t.length) for t in tasks} != {(tasks[0].vocab, tasks[0].length)}:
+        raise ValueError(f"task must be a Task or one Task per seed, of one vocab and length: got {len(tasks)} tasks "
+                         f"for {len(seeds)} seeds")
     steps, batch, every = (
         _validate.positive_int(n, v)
         for n, v in (("steps", steps), ("batch", batch), ("every", every))
     )
-    seeds = _validate.seeds("seeds", seeds)
     lr = _validate.finite_float("lr", lr, positive=True)
+    task = tasks[0]
     models = [
         build(task.vocab, task.length, seed=seed, device=task.device, **kwargs)
         for seed in seeds
@@ -521,17 +541,17 @@ def train_together(
     optimiser = torch.optim.Adam(
         [p for p in stacked.parameters() if p.requires_grad], lr=lr
     )
-    is_trigger, recorded, curves = _is_trigger(task), [], {}
+    is_trigger, recorded, curves = torch.stack([_is_trigger(t) for t in tasks]), [], {}  # [M, V]
     for step in range(steps + 1):
-        drawn = [sequences(task, batch, seed=seed * 1_000_003 + step) for seed in seeds]
+        drawn = [sequences(t, batch, seed=seed * 1_000_003 + step) for t, seed in zip(tasks, seeds)]
         tokens, labels = (torch.stack(part) for part in zip(*drawn))  # [M, batch, T]
         record = step % every == 0 or step == steps
         patterns = [] if record and len(stacked.attentions) >= 2 else None
         loss, row = _scores(stacked, tokens, labels, is_trigger, patterns=patterns)  # [M]
         if record:
             if patterns is not None:  # the heads, read on the training batch
-                heads = [_scores_of(w, x, y, is_trigger) for w, x, y in
-                         zip(torch.stack(patterns, 2), tokens, labels)]
+                heads = [_scores_of(w, x, y, t) for w, x, y, t in
+                         zip(torch.stack(patterns, 2), tokens, labels, is_trigger)]
                 row |= {"previous_trigger": torch.stack([h["previous_trigger"][0, 0] for h in heads]),
                         "induction": torch.stack([h["induction"][1, 0] for h in heads])}
             if stacked.frozen and len(stacked.attentions) >= 2:
@@ -540,7 +560,7 @@ def train_together(
                     _probes(
                         {n: p[m] for n, p in weights.items()},
                         stacked.attentions[0].heads,
-                        task.triggers,
+                        tasks[m].triggers,
                     )
                     for m in range(len(seeds))
                 ]
@@ -777,6 +797,27 @@ def evaluate(
     return {name: value.item() for name, value in scores.items()}
 
 
+@torch.no_grad()
+def counting_accuracy(task: Task, *, count: int = 512, seed: int = 2**31) -> float:
+    """The in-context accuracy of a reader that counts but cannot pair (Edelman et al.'s in-context unigram
+    stage): at a repeated trigger it knows the outputs of the triggers seen so far, not which is whose, and
+    names one of them at random. The mean over the asked positions of ``count`` fresh sequences of one over the
+    number of distinct such outputs; needs fixed triggers.
+
+    >>> task = Task(vocab=16, n_triggers=1, length=16, trigger_mass=0.3, device="cpu")
+    >>> counting_accuracy(task, count=8)  # one trigger: its output is the only one
+    1.0
+    """
+    if not _task(task).fixed_triggers:
+        raise ValueError("counting_accuracy needs a task with fixed_triggers=True")
+    tokens, labels = sequences(task, _validate.positive_int("count", count), seed=seed)
+    after = torch.isin(tokens[:, :-1], task.triggers)  # [B, T - 1]: x_s a trigger, its output at s + 1
+    shown = F.one_hot(tokens[:, 1:], task.vocab) * after[..., None]  # [B, T - 1, V]
+    known = F.pad(shown.cumsum(1), (0, 0, 1, 0))[:, :-1] > 0  # [B, T - 1, V]: outputs seen before t
+    asked = labels[:, :-1] != IGNORE
+    return (1 / known.sum(-1)[asked].double()).mean().item()
+
+
 def _heads(model: Transformer, ablate, name: str = "ablate") -> tuple:
     """``ablate`` (the parameter ``name``) checked: ``(layer, head)`` pairs of ``model``'s."""
     if isinstance(ablate, (str, bytes)) or not hasattr(ablate, "__iter__"):
@@ -877,7 +918,7 @@ def _scores_of(
 ) -> dict[str, torch.Tensor]:
     on_previous = weights.diagonal(-1, -2, -1)  # [B, L, H, T - 1]: t's weight on t - 1
     previous = on_previous.mean((0, -1))  # [L, H]
-    after = is_trigger[tokens[:, :-1]][:, None, None].to(
+    after = is_trigger.expand(len(tokens), -1).gather(1, tokens[:, :-1])[:, None, None].to(
         weights.dtype
     )  # [B, 1, 1, T - 1]: x_{t-1} a trigger
     previous_trigger = (on_previous * after).sum((0, -1)) / after.sum()

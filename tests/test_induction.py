@@ -25,6 +25,21 @@ def test_a_trigger_is_always_followed_by_its_sequences_output_and_labels_mark_re
             seen.add(seq[t])
 
 
+def test_triggers_drawn_per_sequence_keep_their_outputs_and_vary_between_sequences():
+    task = induction.Task(vocab=12, n_triggers=2, length=32, fixed_triggers=False, device="cpu")
+    tokens, labels = induction.sequences(task, 64, seed=0)
+    asked = set()
+    for seq, lab in zip(tokens.tolist(), labels.tolist()):
+        for t in range(len(seq) - 1):
+            if lab[t] != induction.IGNORE:  # a repeated trigger: every earlier occurrence had the same output
+                assert lab[t] == seq[t + 1] and seq[t] in seq[:t]
+                assert all(seq[s + 1] == seq[t + 1] for s in range(t) if seq[s] == seq[t])
+                asked.add(seq[t])
+    assert len(asked) > task.n_triggers  # not the same triggers in every sequence
+    with pytest.raises(ValueError, match="fixed_triggers"):
+        induction.Task(vocab=12, n_triggers=2, length=32, fixed_triggers=False, trigger_mass=0.3)
+
+
 def test_the_stack_computes_what_each_model_computes():
     models = [induction.build(12, 16, seed=s, d_model=8, heads=2, mlp=True) for s in range(3)]
     tokens, _ = induction.sequences(TASK, 4, seed=1)
