@@ -106,6 +106,24 @@ def recall(
     return (best == answers.to(best.device)).to(queries.dtype).mean(-1)
 
 
+def likelihood_bits(memory: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    r"""``[models]``: the bits the memory saves in coding its facts (fact :math:`i` answered by attribute
+    :math:`i`, a permutation), as compression counts them: the permutation's :math:`\log_2 n!` less the code
+    length of the answers under the memory's softmax over the scores, :math:`-\sum_i \log_2 p_i(i)`. A lower
+    bound, since that code does not use that the attributes are distinct; it is negative where the memory
+    codes the facts worse than knowing nothing but that they are a permutation.
+
+    >>> keys = torch.eye(3)[None]
+    >>> likelihood_bits(100 * torch.eye(3)[None], keys, keys)  # every answer certain: log2 3! bits
+    tensor([2.5850])
+    """
+    keys, values = _pairs(keys, values)
+    logits = scores(memory, keys, values)  # (M, n, n)
+    n = logits.shape[1]
+    code = -logits.log_softmax(-1).diagonal(0, -2, -1).sum(-1) / math.log(2)
+    return math.lgamma(n + 1) / math.log(2) - code
+
+
 def train(
     keys: torch.Tensor,
     values: torch.Tensor,
@@ -185,6 +203,25 @@ def fact_bits(n_facts: int, accuracy: float, vocabulary: int) -> float:
         raise ValueError(f"vocabulary must be at least 2 attributes, got {v}")
     h2 = 0.0 if a in (0.0, 1.0) else -(a * math.log2(a) + (1 - a) * math.log2(1 - a))
     return n * max(0.0, math.log2(v) - h2 - (1 - a) * math.log2(v - 1))
+
+
+def permutation_bits(n_facts: int, accuracy: float) -> float:
+    r"""The bits ``n_facts`` facts carry when their attributes are all distinct, one per fact (a permutation of
+    ``n_facts``), each recalled right with probability ``accuracy``: the permutation's
+    :math:`\log_2 n!` less Fano's bound on what the errors lose, fact by fact given the facts before (the
+    :math:`k`-th last of them has :math:`k` candidates left),
+    :math:`\log_2 n! - (n - 1)\,h_2(a) - (1 - a)\log_2 (n - 1)!`, a lower bound on the information recalled.
+    Counting each fact as free among :math:`n` (:func:`fact_bits` with ``vocabulary = n``) would give
+    :math:`n \log_2 n`, more than the facts hold.
+
+    >>> round(permutation_bits(4, 1.0), 3)  # log2 4! = log2 24
+    4.585
+    """
+    n = _validate.positive_int("n_facts", n_facts)
+    a = _validate.probability("accuracy", accuracy)
+    h2 = 0.0 if a in (0.0, 1.0) else -(a * math.log2(a) + (1 - a) * math.log2(1 - a))
+    log2_factorial = math.lgamma(n + 1) / math.log(2)
+    return max(0.0, log2_factorial - (n - 1) * h2 - (1 - a) * math.lgamma(n) / math.log(2))
 
 
 def quantise(weights: torch.Tensor, bits: int) -> torch.Tensor:

@@ -1042,6 +1042,10 @@ spec(facts.train, lambda: {**fact_pairs(), "steps": 1}, ints=("steps",), positiv
 CASES += each(facts.train, "values", ((t(2, 4, 4), "count-mismatch"), (t(5, 4), "rank")))
 spec(facts.write, lambda: {"method": "hebbian", **fact_pairs()}, options=("method",))
 CASES += [bad(facts.write, {"steps": 3}, "training", "not-trained")]
+spec(facts.likelihood_bits, lambda: {"memory": t(2, 4, 4), **fact_pairs()})
+CASES += each(facts.likelihood_bits, "values", ((t(2, 4, 4), "count-mismatch"),))
+spec(facts.permutation_bits, lambda: {"n_facts": 3, "accuracy": 0.9}, ints=("n_facts",),
+     probabilities=("accuracy",))
 spec(facts.fact_bits, lambda: {"n_facts": 3, "accuracy": 0.9, "vocabulary": 8}, ints=("n_facts", "vocabulary"),
      probabilities=("accuracy",))
 CASES += each(facts.fact_bits, "vocabulary", ((1, "one"),))

@@ -107,6 +107,24 @@ def test_flip_strength_is_the_least_strength_that_flips(seed, new):
     assert (answer(1 - 1e-6)[positive] != new).all()
 
 
+def test_a_permutation_holds_log2_n_factorial_bits_and_fano_bounds_what_errors_lose():
+    assert facts.permutation_bits(5, 1.0) == pytest.approx(math.log2(120))
+    assert facts.permutation_bits(200, 1.0) < facts.fact_bits(200, 1.0, 200)  # fewer than n log2 n
+    # errors cost each of the n - 1 facts with a choice h2(a) + (1 - a) log2(its wrong candidates)
+    a, n = 0.9, 6
+    lost = sum(-(a * math.log2(a) + (1 - a) * math.log2(1 - a)) + (1 - a) * math.log2(k - 1) for k in range(2, n + 1))
+    assert facts.permutation_bits(n, a) == pytest.approx(math.log2(math.factorial(n)) - lost)
+
+
+def test_likelihood_bits_reach_log2_n_factorial_when_certain_and_are_zero_when_uniform():
+    keys = facts.unit_vectors(2, 6, 8, seed=0, device="cpu")
+    values = facts.unit_vectors(2, 6, 8, seed=1, device="cpu")
+    uniform = facts.likelihood_bits(torch.zeros(2, 8, 8), keys, values)  # every answer 1/n: n log2 n of code
+    torch.testing.assert_close(uniform, torch.full((2,), math.log2(math.factorial(6)) - 6 * math.log2(6)))
+    certain = facts.write("least_squares", keys, values) * 1e3  # the right score far ahead
+    torch.testing.assert_close(facts.likelihood_bits(certain, keys, values), torch.full((2,), math.log2(720.0)))
+
+
 def test_fact_bits_and_quantise():
     assert facts.fact_bits(10, 1.0, 1024) == 100.0
     assert facts.fact_bits(10, 1 / 1024, 1024) == pytest.approx(
