@@ -797,27 +797,6 @@ def evaluate(
     return {name: value.item() for name, value in scores.items()}
 
 
-@torch.no_grad()
-def counting_accuracy(task: Task, *, count: int = 512, seed: int = 2**31) -> float:
-    """The in-context accuracy of a reader that counts but cannot pair (Edelman et al.'s in-context unigram
-    stage): at a repeated trigger it knows the outputs of the triggers seen so far, not which is whose, and
-    names one of them at random. The mean over the asked positions of ``count`` fresh sequences of one over the
-    number of distinct such outputs; needs fixed triggers.
-
-    >>> task = Task(vocab=16, n_triggers=1, length=16, trigger_mass=0.3, device="cpu")
-    >>> counting_accuracy(task, count=8)  # one trigger: its output is the only one
-    1.0
-    """
-    if not _task(task).fixed_triggers:
-        raise ValueError("counting_accuracy needs a task with fixed_triggers=True")
-    tokens, labels = sequences(task, _validate.positive_int("count", count), seed=seed)
-    after = torch.isin(tokens[:, :-1], task.triggers)  # [B, T - 1]: x_s a trigger, its output at s + 1
-    shown = F.one_hot(tokens[:, 1:], task.vocab) * after[..., None]  # [B, T - 1, V]
-    known = F.pad(shown.cumsum(1), (0, 0, 1, 0))[:, :-1] > 0  # [B, T - 1, V]: outputs seen before t
-    asked = labels[:, :-1] != IGNORE
-    return (1 / known.sum(-1)[asked].double()).mean().item()
-
-
 def _heads(model: Transformer, ablate, name: str = "ablate") -> tuple:
     """``ablate`` (the parameter ``name``) checked: ``(layer, head)`` pairs of ``model``'s."""
     if isinstance(ablate, (str, bytes)) or not hasattr(ablate, "__iter__"):

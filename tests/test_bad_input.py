@@ -911,9 +911,6 @@ CASES += (each(induction.Task, "n_triggers", ((8, "at-vocab"),)) + each(inductio
           + each(induction.Task, "fixed_triggers", ((1, "int"),))
           + each(induction.Task, "length", ((1, "one"),)) + each(induction.Task, "seed", ((-1, "negative"),))
           + each(induction.Task, "device", (("nonsense", "unknown"),)))
-spec(induction.counting_accuracy, lambda: {"task": TASK}, ints=("count",))
-CASES += each(induction.counting_accuracy, "task", (
-    (induction.Task(vocab=8, n_triggers=2, length=8, fixed_triggers=False, device="cpu"), "drawn-per-sequence"),))
 spec(induction.sequences, lambda: {"task": TASK, "batch": 2, "seed": 0}, ints=("batch", "n_triggers"),
      options=("outputs",))
 CASES += (each(induction.sequences, "n_triggers", ((3, "above-task"),))
