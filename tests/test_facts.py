@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 import torch
 
-from pavlov import facts, theory
+from pavlov import batched, facts, theory
 
 D, N, M = 16, 12, 3
 
@@ -236,3 +236,26 @@ def test_fact_layer_counts_its_parameters_and_learns_a_small_table():
     assert all(
         v.shape == (2,) and ((v >= 0) & (v <= 1)).all() for v in neurons.values()
     )
+
+
+def test_removing_a_units_push_is_the_layer_with_that_unit_zeroed():
+    torch.manual_seed(0)
+    layer = batched.stack([facts.FactLayer(8, hidden=16, heads=2) for _ in range(2)]).double()
+    tokens, vocabulary, answers = facts.fact_table(2, 6, 2, 5, 8, seed=1, device="cpu", dtype=torch.float64)
+    out = facts.unit_ablations(layer, tokens, vocabulary, answers, seed=0)
+    with torch.no_grad():
+        before = (layer(tokens) @ vocabulary.mT).argmax(-1)  # (M, n)
+        fired = layer.hidden_units(tokens)  # (M, n, h)
+        columns = vocabulary @ layer.down.weight  # (M, V, h)
+        changed = torch.zeros(2)
+        for m in range(2):
+            for i in range(tokens.shape[1]):
+                unit = (fired[m, i] * columns[m, before[m, i]]).argmax()
+                weight = layer.down.weight.clone()
+                layer.down.weight[m, :, unit] = 0  # the unit removed from this model
+                changed[m] += (layer(tokens)[m, i] @ vocabulary[m].T).argmax() != before[m, i]
+                layer.down.weight.copy_(weight)
+    torch.testing.assert_close(out["strongest"], changed.double() / tokens.shape[1])
+    with torch.no_grad():
+        alone = ((layer.attend(tokens) @ vocabulary.mT).argmax(-1) == answers).double().mean(-1)
+    torch.testing.assert_close(out["mlp_off"], alone)
