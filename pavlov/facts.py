@@ -716,6 +716,7 @@ def unit_ablations(
     if layer.up is None:
         raise ValueError("layer must have an MLP (hidden > 0) to remove its units")
     tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
+    seed = _validate.nonnegative_int("seed", seed)
     with torch.no_grad():
         attended = layer.attend(tokens)  # (M, n, d)
         fired = torch.relu(layer.up(attended))  # (M, n, h)

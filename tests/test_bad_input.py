@@ -1105,9 +1105,10 @@ CASES += (each(facts.key_value_neurons, "relations", ((4, "not-dividing"), (1, "
           + each(facts.key_value_neurons, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
                                                       "no-mlp"), (3, "int"))))
 
-spec(facts.unit_ablations, lambda: {"layer": fact_layer(), **layer_args()}, ints=("seed",))
-CASES += each(facts.unit_ablations, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
-                                               "no-mlp"), (3, "int")))
+spec(facts.unit_ablations, lambda: {"layer": fact_layer(), **layer_args()})
+CASES += (each(facts.unit_ablations, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
+                                                "no-mlp"), (3, "int")))
+          + each(facts.unit_ablations, "seed", ((-1, "negative"), (0.5, "float"))))
 
 # --- hopfield ---
 
