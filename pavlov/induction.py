@@ -219,48 +219,58 @@ def sequences(
         raise ValueError(
             f"n_triggers must be at most the task's {task.n_triggers}, got {active}"
         )
-    gen, device = generator(seed, task.device), task.device
     allowed = task.outputs[_validate.option("outputs", outputs, ("trained", "held_out"))]
     if not len(allowed):
         raise ValueError('outputs="held_out" needs a task with held_out > 0')
+    return _walk([_draws(task, batch, seed, active, allowed)])
+
+
+def _draws(task: Task, batch: int, seed: int, active: int, allowed: torch.Tensor) -> dict:
+    """What :func:`sequences` draws from ``seed`` for ``batch`` sequences, in its order: each sequence's triggers
+    (``trigger_of [batch, vocab]``: token -> trigger index, or -1) and outputs, first tokens and uniforms."""
+    gen, device = generator(seed, task.device), task.device
     if task.fixed_triggers:
         chosen = task.triggers[:active].expand(batch, active)
     else:  # Bietti et al.'s default: each sequence its own triggers
         chosen = torch.multinomial(task.stationary.expand(batch, -1), active, generator=gen)
-    trigger_of = torch.full(
-        (batch, task.vocab), -1, dtype=torch.long, device=device
-    )  # per sequence, token -> trigger index, or -1
+    trigger_of = torch.full((batch, task.vocab), -1, dtype=torch.long, device=device)
     trigger_of.scatter_(1, chosen, torch.arange(active, device=device).expand(batch, active))
     # outputs are non-trigger tokens: a trigger as output would chain triggers (q -> q -> q ...)
     if task.fixed_triggers:
         outputs = allowed[torch.randint(len(allowed), (batch, active), generator=gen, device=device)]
     else:
         outputs = torch.multinomial((trigger_of < 0).double(), active, replacement=True, generator=gen)
-    cumulative = task.transitions.cumsum(-1)
-    tokens = torch.empty(batch, task.length, dtype=torch.long, device=device)
-    tokens[:, 0] = torch.multinomial(
-        task.stationary, batch, replacement=True, generator=gen
-    )
-    uniforms = torch.rand(
-        task.length, batch, 1, generator=gen, device=device, dtype=cumulative.dtype
-    )
-    for t in range(task.length - 1):
+    first = torch.multinomial(task.stationary, batch, replacement=True, generator=gen)
+    uniforms = torch.rand(task.length, batch, 1, generator=gen, device=device, dtype=task.transitions.dtype)
+    return {"cumulative": task.transitions.cumsum(-1), "trigger_of": trigger_of, "outputs": outputs,
+            "first": first, "uniforms": uniforms}
+
+
+def _walk(draws: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sequences of several :func:`_draws` (tasks of one vocabulary and length), walked together: tokens and
+    labels ``[all their sequences, length]``, each batch's rows in turn."""
+    trigger_of = torch.cat([d["trigger_of"] for d in draws])
+    width = max(d["outputs"].shape[1] for d in draws)
+    outputs = torch.cat([F.pad(d["outputs"], (0, width - d["outputs"].shape[1])) for d in draws])
+    uniforms = torch.cat([d["uniforms"] for d in draws], 1)
+    cumulative = torch.stack([d["cumulative"] for d in draws])  # [batches, vocab, vocab]
+    rows, vocab = trigger_of.shape
+    length, device = uniforms.shape[0], trigger_of.device
+    batch_of = torch.cat([torch.full((len(d["first"]),), i, device=device) for i, d in enumerate(draws)])
+    tokens = torch.empty(rows, length, dtype=torch.long, device=device)
+    tokens[:, 0] = torch.cat([d["first"] for d in draws])
+    for t in range(length - 1):
         current = tokens[:, t]
-        drawn = (
-            torch.searchsorted(cumulative[current], uniforms[t])
-            .squeeze(-1)
-            .clamp_max(task.vocab - 1)
-        )
+        drawn = torch.searchsorted(cumulative[batch_of, current], uniforms[t]).squeeze(-1).clamp_max(vocab - 1)
         which = trigger_of.gather(1, current[:, None]).squeeze(1)
         fixed = outputs.gather(1, which.clamp_min(0)[:, None]).squeeze(1)
         tokens[:, t + 1] = torch.where(which >= 0, fixed, drawn)
     # asked: a trigger seen earlier in its sequence, with a next token to predict
-    earlier = torch.ones(task.length, task.length, dtype=torch.bool, device=device).tril(-1)
-    seen = ((tokens[:, :, None] == tokens[:, None, :]) & earlier).any(-1)  # [batch, t]
+    earlier = torch.ones(length, length, dtype=torch.bool, device=device).tril(-1)
+    seen = ((tokens[:, :, None] == tokens[:, None, :]) & earlier).any(-1)  # [rows, t]
     asked = (trigger_of.gather(1, tokens) >= 0) & seen
     asked[:, -1] = False
-    labels = torch.where(asked, tokens.roll(-1, 1), IGNORE)
-    return tokens, labels
+    return tokens, torch.where(asked, tokens.roll(-1, 1), IGNORE)
 
 
 class Attention(nn.Module):
@@ -543,8 +553,9 @@ def train_together(
     )
     is_trigger, recorded, curves = torch.stack([_is_trigger(t) for t in tasks]), [], {}  # [M, V]
     for step in range(steps + 1):
-        drawn = [sequences(t, batch, seed=seed * 1_000_003 + step) for t, seed in zip(tasks, seeds)]
-        tokens, labels = (torch.stack(part) for part in zip(*drawn))  # [M, batch, T]
+        drawn = [_draws(t, batch, seed * 1_000_003 + step, t.n_triggers, t.outputs["trained"])
+                 for t, seed in zip(tasks, seeds)]  # each model's own batch, walked together
+        tokens, labels = (x.view(len(seeds), batch, -1) for x in _walk(drawn))  # [M, batch, T]
         record = step % every == 0 or step == steps
         patterns = [] if record and len(stacked.attentions) >= 2 else None
         loss, row = _scores(stacked, tokens, labels, is_trigger, patterns=patterns)  # [M]
