@@ -100,6 +100,18 @@ def measured(ax, x, y, yerr=None, *, label: str = "measured", **kwargs):
     return ax.errorbar(x, y, yerr=yerr, label=label, **{**MEASURED, **kwargs})
 
 
+def over_runs(ax, x, runs, *, label: str, color: str, **kwargs):
+    """Plot one measurement per training run at each ``x``: every run a faint dot, and the runs' mean with its
+    standard error (``runs``: one sequence of per-run values for each ``x``; an ``x`` with none is left out)."""
+    pairs = [(float(at), [float(v) for v in values]) for at, values in zip(x, runs) if len(values)]
+    for at, values in pairs:
+        ax.plot([at] * len(values), values, ".", color=color, alpha=0.3)
+    mean = [sum(values) / len(values) for _, values in pairs]
+    se = [math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1) / len(values)) if len(values) > 1 else 0.0
+          for (_, values), m in zip(pairs, mean)]
+    return measured(ax, [at for at, _ in pairs], mean, se, label=label, color=color, linestyle="none", **kwargs)
+
+
 def theory(ax, x, y, *, label: str = "theory", **kwargs):
     """Plot a closed-form prediction as a dashed line."""
     return ax.plot(x, y, label=label, **{**THEORY, **kwargs})
