@@ -16,6 +16,7 @@ update of Meng et al. (ROME), :math:`c = k_*` a delta-rule step; the Hebbian wri
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -633,6 +634,18 @@ def layer_recall(
     with torch.no_grad():
         best = (layer(tokens) @ vocabulary.mT).argmax(-1)
     return (best == answers).to(tokens.dtype).mean(-1)
+
+
+def quantise_layer(layer: FactLayer, bits: int) -> FactLayer:
+    """A copy of the stacked ``layer`` with each of its weight matrices rounded by :func:`quantise` to ``bits`` bits a
+    number, one scale per matrix of each model (weight-only quantisation of the whole layer)."""
+    if not isinstance(layer, FactLayer):
+        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    rounded = copy.deepcopy(layer)
+    with torch.no_grad():
+        for weight in rounded.parameters():
+            weight.copy_(quantise(weight, bits))
+    return rounded
 
 
 def parameter_count(d: int, hidden: int) -> int:

@@ -1096,6 +1096,8 @@ CASES += (each(facts.train_layers, "tokens", ((t(2, 6, 3, 4), "three-tokens"), (
           + each(facts.train_layers, "seed", ((-1, "negative"), (1.5, "float")))
           + each(facts.train_layers, "hidden", ((-1, "negative"),)))
 spec(facts.layer_recall, lambda: {"layer": fact_layer(), **layer_args()})
+spec(facts.quantise_layer, lambda: {"layer": fact_layer(), "bits": 8}, ints=("bits",))
+CASES += each(facts.quantise_layer, "layer", (("x", "str"),)) + each(facts.quantise_layer, "bits", ((1, "one"),))
 CASES += (each(facts.layer_recall, "layer", (("x", "str"),))
           + each(facts.layer_recall, "answers", ((torch.full((2, 6), -1), "negative"),)))
 spec(facts.parameter_count, lambda: {"d": 4, "hidden": 8}, ints=("d",))

@@ -138,6 +138,17 @@ def test_fact_bits_and_quantise():
     )  # a sign and one magnitude per matrix
 
 
+def test_a_quantised_layer_rounds_every_matrix_of_every_model_and_leaves_the_layer_alone():
+    layer = batched.stack([facts.FactLayer(4, hidden=8, heads=2) for _ in range(3)]).double()
+    before = [w.clone() for w in layer.parameters()]
+    rounded = facts.quantise_layer(layer, 4)
+    for w, r, b in zip(layer.parameters(), rounded.parameters(), before):
+        assert torch.equal(w, b)  # the original is untouched
+        assert torch.equal(r, facts.quantise(w, 4))
+        for m in range(3):  # at most 2^3 - 1 steps each side of zero, per model's matrix
+            assert len(torch.unique(r[m])) <= 15
+
+
 def test_top1_threshold_solves_its_equation():
     n = theory.top1_threshold(32)
     assert n * math.log(n) == pytest.approx(32**2 / 2, rel=1e-9)
