@@ -253,10 +253,12 @@ def edit_target(
     steps: int = 200,
     lr: float = 0.05,
     margin: float = 1.0,
+    offset: torch.Tensor | None = None,
 ) -> torch.Tensor:
     r"""``[M, d_out]``: the read :math:`v_*` that answers ``new`` for ``key [M, d_in]``, as ROME finds it: from the
     present read :math:`W k_*`, gradient steps on the cross-entropy of ``new`` until its score leads every other by
-    ``margin`` (the steps stop changing a memory's read once it does)."""
+    ``margin`` (the steps stop changing a memory's read once it does). ``offset [M, d_out]``, where the memory writes
+    into a residual stream, is added to the read: the read returned is then the stream's, offset included."""
     _stack("memory", memory)
     _validate.tensor("key", key, min_dim=2)
     _stack("vocabulary", vocabulary)
@@ -269,9 +271,13 @@ def edit_target(
             f"new must be an attribute index in [0, {vocabulary.shape[1]}), got {new!r}"
         )
     margin = _validate.finite_float("margin", margin, positive=True)
-    read = (
-        (memory @ key[..., None])[..., 0].detach().clone().requires_grad_(True)
-    )  # (M, d_out)
+    read = (memory @ key[..., None])[..., 0]  # (M, d_out)
+    if offset is not None:
+        _validate.tensor("offset", offset, min_dim=2)
+        if offset.shape != read.shape:
+            raise ValueError(f"offset must be [models, d_out] = {tuple(read.shape)}, got {tuple(offset.shape)}")
+        read = read + offset
+    read = read.detach().clone().requires_grad_(True)
     optimiser = torch.optim.Adam(
         [read], lr=_validate.finite_float("lr", lr, positive=True)
     )
@@ -411,17 +417,20 @@ def edit_outcome(
     answers = scores(memory, keys, vocabulary).argmax(-1)  # (M, n)
     paraphrases = keys[:, fact, None, :] + noise
     paraphrases = paraphrases / paraphrases.norm(dim=-1, keepdim=True)
-    others = torch.ones(n, dtype=torch.bool, device=keys.device)
-    others[fact] = False
     said = scores(memory, paraphrases, vocabulary).argmax(-1)  # (M, p)
-    old = before.to(said.device)[:, fact, None]
+    return _outcome(answers, said, fact, new, before, keys.dtype)
+
+
+def _outcome(answers, said, fact: int, new: int, before, dtype) -> dict[str, torch.Tensor]:
+    """An edit's outcomes from the answers to every fact ``[M, n]`` and to the fact's paraphrases ``[M, p]`` after it."""
+    others = torch.ones(answers.shape[1], dtype=torch.bool, device=answers.device)
+    others[fact] = False
+    before = before.to(answers.device)
     return {
-        "success": (answers[:, fact] == new).to(keys.dtype),
-        "paraphrase": (said == new).to(keys.dtype).mean(-1),
-        "old": (said == old).to(keys.dtype).mean(-1),
-        "damage": (answers[:, others] != before.to(answers.device)[:, others])
-        .to(keys.dtype)
-        .mean(-1),
+        "success": (answers[:, fact] == new).to(dtype),
+        "paraphrase": (said == new).to(dtype).mean(-1),
+        "old": (said == before[:, fact, None]).to(dtype).mean(-1),
+        "damage": (answers[:, others] != before[:, others]).to(dtype).mean(-1),
     }
 
 
@@ -646,6 +655,60 @@ def quantise_layer(layer: FactLayer, bits: int) -> FactLayer:
         for weight in rounded.parameters():
             weight.copy_(quantise(weight, bits))
     return rounded
+
+
+def _mlp_layer(layer) -> FactLayer:
+    if not isinstance(layer, FactLayer):
+        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    if layer.down is None:
+        raise ValueError("layer must have an MLP (hidden > 0): its output matrix is the memory edited")
+    return layer
+
+
+def layer_edit(method: str, layer: FactLayer, tokens: torch.Tensor, fact: int, target: torch.Tensor) -> FactLayer:
+    r"""A copy of the stacked ``layer`` whose MLP output matrix :math:`W` is changed by :func:`edit` so that fact
+    ``fact`` of ``tokens [M, n, 2, d]`` reads ``target [M, d]`` at the layer's output: the memory's key is the MLP's
+    activation :math:`k_*` on the fact's tokens and its read the output less the residual stream there,
+    ``target`` :math:`- x_*`. ROME's covariance is that of the activations on every fact's tokens, the layer's own keys."""
+    _mlp_layer(layer)
+    method = _validate.option("method", method, EDITS)
+    tokens = _validate.tensor("tokens", tokens, min_dim=4)
+    if isinstance(fact, bool) or not isinstance(fact, int) or not 0 <= fact < tokens.shape[1]:
+        raise ValueError(f"fact must be an index in [0, {tokens.shape[1]}), got {fact!r}")
+    edited = copy.deepcopy(layer)
+    with torch.no_grad():
+        keys = layer.hidden_units(tokens)                          # (M, n, h)
+        stream = layer.attend(tokens[:, fact])                     # (M, d)
+        weight = edited.down.weight                                # (M, d, h)
+        weight.copy_(edit(method, weight, keys[:, fact], target - stream, keys=keys))
+    return edited
+
+
+def layer_edit_outcome(layer: FactLayer, tokens: torch.Tensor, vocabulary: torch.Tensor, fact: int, new: int,
+                       before: torch.Tensor, noise: torch.Tensor) -> dict[str, torch.Tensor]:
+    """:func:`edit_outcome` for an edited :class:`FactLayer`, read through the whole layer: ``success``,
+    ``paraphrase`` (the fact's two tokens, each plus its row of ``noise [M, p, 2, d]`` and renormalised), ``old`` and
+    ``damage`` (the other facts whose answer differs from ``before [M, n]``), each ``[models]``."""
+    if not isinstance(layer, FactLayer):
+        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    tokens = _validate.tensor("tokens", tokens, min_dim=4)
+    vocabulary = _stack("vocabulary", vocabulary)
+    n = tokens.shape[1]
+    for name, value, limit in (("fact", fact, n), ("new", new, vocabulary.shape[1])):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
+            raise ValueError(f"{name} must be an index in [0, {limit}), got {value!r}")
+    if not isinstance(before, torch.Tensor) or before.shape != tokens.shape[:2]:
+        raise ValueError(f"before must be the [models, n] = {tuple(tokens.shape[:2])} answers before the edit")
+    noise = _validate.tensor("noise", noise, min_dim=4)
+    if noise.shape[0] != tokens.shape[0] or noise.shape[2:] != tokens.shape[2:]:
+        raise ValueError(f"noise must be [models, p, 2, d] = [{tokens.shape[0]}, p, 2, {tokens.shape[-1]}], "
+                         f"got {tuple(noise.shape)}")
+    _validate.same_device_dtype(tokens=tokens, vocabulary=vocabulary, noise=noise)
+    with torch.no_grad():
+        answers = (layer(tokens) @ vocabulary.mT).argmax(-1)       # (M, n)
+        paraphrases = tokens[:, fact, None] + noise                # (M, p, 2, d)
+        said = (layer(paraphrases / paraphrases.norm(dim=-1, keepdim=True)) @ vocabulary.mT).argmax(-1)
+    return _outcome(answers, said, fact, new, before, tokens.dtype)
 
 
 def parameter_count(d: int, hidden: int) -> int:

@@ -1107,6 +1107,28 @@ CASES += (each(facts.key_value_neurons, "relations", ((4, "not-dividing"), (1, "
           + each(facts.key_value_neurons, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
                                                       "no-mlp"), (3, "int"))))
 
+NO_MLP = batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double()
+spec(facts.layer_edit, lambda: {"method": "rome", "layer": fact_layer(), "tokens": fact_table()[0], "fact": 1,
+                                "target": t(2, 4)}, options=("method",))
+CASES += (each(facts.layer_edit, "layer", ((NO_MLP, "no-mlp"), ("x", "str")))
+          + each(facts.layer_edit, "fact", ((6, "out-of-range"), (True, "bool")))
+          + each(facts.layer_edit, "tokens", ((t(2, 6, 4), "rank"),)))
+
+
+def layer_outcome_args() -> dict:
+    tokens, vocabulary, _ = fact_table()
+    return {"layer": fact_layer(), "tokens": tokens, "vocabulary": vocabulary, "fact": 0, "new": 3,
+            "before": torch.zeros(2, 6, dtype=torch.long), "noise": t(2, 3, 2, 4)}
+
+
+spec(facts.layer_edit_outcome, layer_outcome_args)
+CASES += (each(facts.layer_edit_outcome, "fact", ((6, "out-of-range"), (True, "bool")))
+          + each(facts.layer_edit_outcome, "new", ((4, "out-of-range"), (-1, "negative")))
+          + each(facts.layer_edit_outcome, "before", ((torch.zeros(2, 5, dtype=torch.long), "shape"),))
+          + each(facts.layer_edit_outcome, "noise", ((t(2, 3, 4), "rank"), (t(2, 3, 3, 4), "not-pairs")))
+          + each(facts.layer_edit_outcome, "layer", (("x", "str"),)))
+CASES += each(facts.edit_target, "offset", ((t(2, 3), "width-mismatch"),))
+
 spec(facts.unit_ablations, lambda: {"layer": fact_layer(), **layer_args()})
 CASES += (each(facts.unit_ablations, "layer", ((batched.stack([facts.FactLayer(4, hidden=0, heads=2)] * 2).double(),
                                                 "no-mlp"), (3, "int")))

@@ -149,6 +149,26 @@ def test_a_quantised_layer_rounds_every_matrix_of_every_model_and_leaves_the_lay
             assert len(torch.unique(r[m])) <= 15
 
 
+@pytest.mark.parametrize("method", ["rome", "delta"])
+def test_a_layer_edit_makes_the_fact_read_its_target_and_changes_only_the_mlp_output(method):
+    tokens, vocabulary, answers = facts.fact_table(2, 6, 2, 5, 8, seed=0, dtype=torch.float64)
+    layer = facts.train_layers(tokens, vocabulary, answers, hidden=32, heads=4, steps=20)
+    target = torch.randn(2, 8, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    edited = facts.layer_edit(method, layer, tokens, 3, target)
+    with torch.no_grad():
+        assert torch.allclose(edited(tokens[:, 3]), target, atol=1e-9)
+    changed = [
+        name for (name, a), b in zip(layer.named_parameters(), edited.parameters()) if not torch.equal(a, b)
+    ]
+    assert changed == ["down.weight"]
+    # the outcome reads the edit through the layer: the fact now answers the target's best attribute
+    best = int((vocabulary @ target[..., None])[0, :, 0].argmax())
+    before = (layer(tokens) @ vocabulary.mT).argmax(-1)
+    noise = torch.zeros(2, 3, 2, 8, dtype=torch.float64)
+    outcome = facts.layer_edit_outcome(edited, tokens, vocabulary, 3, best, before, noise)
+    assert outcome["success"][0] == 1 and outcome["paraphrase"][0] == 1  # unperturbed paraphrases: the fact itself
+
+
 def test_top1_threshold_solves_its_equation():
     n = theory.top1_threshold(32)
     assert n * math.log(n) == pytest.approx(32**2 / 2, rel=1e-9)
