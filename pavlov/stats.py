@@ -106,7 +106,7 @@ def ratio(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]
     return a / b, a / b * math.hypot(a_se / a, b_se / b)
 
 
-def crossing(curve: dict, level: float) -> tuple[float, float]:
+def crossing(curve: dict, level: float, *, window: float | None = None) -> tuple[float, float]:
     r"""Where a decreasing measured curve first falls below ``level``, interpolated linearly, with its standard error.
 
     ``curve`` maps each ``x`` to an estimate ``(y, se)``. With :math:`x_a < x_b` the neighbouring points around
@@ -114,8 +114,17 @@ def crossing(curve: dict, level: float) -> tuple[float, float]:
     :math:`x_a + (x_b - x_a)(y_a - \ell)/(y_a - y_b)`; its standard error propagates the two independent
     :math:`\mathrm{se}` to first order: :math:`(x_b - x_a) \sqrt{((\ell - y_b)\,\mathrm{se}_a)^2 + ((y_a - \ell)\,\mathrm{se}_b)^2}/(y_a - y_b)^2`.
 
+    Two neighbours that happen to lie close in :math:`y` make that error large, though the points around them fix
+    the crossing well. With ``window`` (a ratio above 1) the line is fitted instead, by least squares, through every
+    point within a factor ``window`` of the interpolated crossing (the two neighbours always among them), and its
+    crossing's error propagates every point's :math:`\mathrm{se}` through the fit; with two points it is the
+    interpolation.
+
     >>> [round(x, 4) for x in crossing({1: (1.0, 0.05), 2: (0.5, 0.05), 4: (0.25, 0.05)}, 0.75)]   # halfway from 1 to 2
     [1.5, 0.0707]
+    >>> flat = {45: (0.94, 0.01), 49: (0.93, 0.01), 51: (0.907, 0.01), 54: (0.898, 0.02), 64: (0.83, 0.02)}
+    >>> [round(x, 1) for x in crossing(flat, 0.9)], [round(x, 1) for x in crossing(flat, 0.9, window=2 ** 0.25)]
+    ([53.3, 5.2], [53.5, 2.7])
     """
     level = _validate.finite_float("level", level)
     if not isinstance(curve, dict) or len(curve) < 2:
@@ -126,7 +135,22 @@ def crossing(curve: dict, level: float) -> tuple[float, float]:
         raise ValueError(f"the curve's x = {xs[0]} .. {xs[-1]} does not straddle the level {level}: extend it")
     (xa, (ya, sa)), (xb, (yb, sb)) = (xs[b - 1], curve[xs[b - 1]]), (xs[b], curve[xs[b]])
     se = (xb - xa) * math.hypot((level - yb) * sa, (ya - level) * sb) / (ya - yb) ** 2
-    return xa + (xb - xa) * (ya - level) / (ya - yb), se
+    at = xa + (xb - xa) * (ya - level) / (ya - yb)
+    if window is None:
+        return at, se
+    window = _validate.finite_float("window", window, positive=True)
+    if window <= 1:
+        raise ValueError(f"window must be a ratio above 1, got {window}")
+    near = [x for x in xs if at / window <= x <= at * window or x in (xa, xb)]
+    x = np.array(near, dtype=float)
+    design = np.stack([np.ones_like(x), x], 1)
+    spread = np.linalg.pinv(design)                               # (2, points): the least-squares fit
+    intercept, slope = spread @ np.array([curve[p][0] for p in near])
+    if not slope < 0:                                             # no fall to fit: keep the interpolation
+        return at, se
+    fitted = (level - intercept) / slope
+    gradient = np.array([-1 / slope, -(level - intercept) / slope**2]) @ spread
+    return float(fitted), float(math.sqrt(np.sum((gradient * np.array([curve[p][1] for p in near])) ** 2)))
 
 
 def search(measure, start: float, level: float, *, past: float, ratio: float = 2 ** 0.25,

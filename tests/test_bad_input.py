@@ -197,6 +197,7 @@ CASES += each(stats.ratio, "b", (((0.0, 0.1), "zero"), ((2.0, -0.1), "negative-s
 spec(stats.crossing, lambda: {"curve": {1: (0.9, 0.1), 2: (0.6, 0.1), 3: (0.3, 0.1)}, "level": 0.5})
 CASES += each(stats.crossing, "level", ((NAN, "nan"), (0.95, "above-the-curve"), (0.1, "below-the-curve")))
 CASES += each(stats.crossing, "curve", (({1: (0.9, 0.1)}, "one-point"), ([(1, 0.9)], "list")))
+CASES += each(stats.crossing, "window", ((1.0, "not-above-one"), (NAN, "nan"), ("2", "str")))
 spec(stats.search, lambda: {"measure": lambda n: 1.0 if n < 40 else 0.0, "start": 10, "level": 0.9, "past": 0.5,
                              "ratio": 2.0, "limit": 8}, ints=("limit",), reals=("level", "past"), positive=("start", "ratio"))
 CASES += each(stats.search, "past", ((0.95, "above-level"),))

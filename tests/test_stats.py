@@ -119,3 +119,13 @@ def test_crossing_standard_error_matches_the_spread_of_crossings():
 def test_crossing_bad_input(curve, level, match):
     with pytest.raises(ValueError, match=match):
         crossing(curve, level)
+
+
+def test_a_crossing_fitted_through_a_window_is_the_interpolation_for_two_points_and_exact_on_a_line():
+    two = {1.0: (1.0, 0.05), 2.0: (0.5, 0.05), 8.0: (0.1, 0.05)}
+    assert crossing(two, 0.75, window=1.1) == pytest.approx(crossing(two, 0.75))
+    # points on one line: the fit finds its crossing, and more points fix it better than the two around it
+    line = {x: (1.2 - 0.01 * x, 0.01) for x in (40.0, 45.0, 49.0, 51.0, 54.0, 58.0)}
+    fitted, se = crossing(line, 0.7, window=1.2)
+    assert fitted == pytest.approx(50.0)
+    assert se < crossing(line, 0.7)[1]
