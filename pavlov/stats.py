@@ -117,8 +117,8 @@ def crossing(curve: dict, level: float, *, window: float | None = None) -> tuple
     Two neighbours that happen to lie close in :math:`y` make that error large, though the points around them fix
     the crossing well. With ``window`` (a ratio above 1) the line is fitted instead, by least squares, through every
     point within a factor ``window`` of the interpolated crossing (the two neighbours always among them), and its
-    crossing's error propagates every point's :math:`\mathrm{se}` through the fit; with two points it is the
-    interpolation.
+    crossing, kept between the two neighbours, has an error that propagates every point's :math:`\mathrm{se}`
+    through the fit; with two points it is the interpolation.
 
     >>> [round(x, 4) for x in crossing({1: (1.0, 0.05), 2: (0.5, 0.05), 4: (0.25, 0.05)}, 0.75)]   # halfway from 1 to 2
     [1.5, 0.0707]
@@ -148,7 +148,7 @@ def crossing(curve: dict, level: float, *, window: float | None = None) -> tuple
     intercept, slope = spread @ np.array([curve[p][0] for p in near])
     if not slope < 0:                                             # no fall to fit: keep the interpolation
         return at, se
-    fitted = (level - intercept) / slope
+    fitted = min(max((level - intercept) / slope, xa), xb)       # the first fall lies between the two
     gradient = np.array([-1 / slope, -(level - intercept) / slope**2]) @ spread
     return float(fitted), float(math.sqrt(np.sum((gradient * np.array([curve[p][1] for p in near])) ** 2)))
 
