@@ -66,7 +66,7 @@ BUDGETS = {
     "chapters/ch05_softmax_store.ipynb": 32, "chapters/ch06_stacking.ipynb": 39,
     "chapters/ch07_learning_rules.ipynb": 19, "chapters/ch08_conditioning.ipynb": 22,
     "chapters/ch09_mqar.ipynb": 80, "chapters/ch10_noisy_cues.ipynb": 51, "chapters/ch11_hopfield.ipynb": 30,
-    "chapters/ch12_channel.ipynb": 31, "chapters/ch13_induction.ipynb": 85, "chapters/ch14_facts.ipynb": 60,
+    "chapters/ch12_channel.ipynb": 31, "chapters/ch13_induction.ipynb": 85, "chapters/ch14_facts.ipynb": 70,
     "appendix/benchmarks.ipynb": 10,
 }
 # What decides an execution besides the page's own code cells (the cache's key): these files, and (stamp()) the
