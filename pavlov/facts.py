@@ -402,13 +402,8 @@ def edit_outcome(
     the other facts whose answer differs from ``before [M, n]``, the answers before the edit)."""
     keys = _stack("keys", keys)
     n = keys.shape[1]
-    for name, value, limit in (("fact", fact, n), ("new", new, vocabulary.shape[1])):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or not 0 <= value < limit
-        ):
-            raise ValueError(f"{name} must be an index in [0, {limit}), got {value!r}")
+    _index("fact", fact, n)
+    _index("new", new, vocabulary.shape[1])
     if not isinstance(before, torch.Tensor) or before.shape != keys.shape[:2]:
         raise ValueError(
             f"before must be the [models, n] = {tuple(keys.shape[:2])} answers before the edit"
@@ -637,8 +632,7 @@ def layer_recall(
 ) -> torch.Tensor:
     """``[models]``: the fraction of facts whose best-scoring attribute, read from the stacked ``layer``'s output, is
     the answer (top-1 accuracy)."""
-    if not isinstance(layer, FactLayer):
-        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    _fact_layer(layer)
     tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
     with torch.no_grad():
         best = (layer(tokens) @ vocabulary.mT).argmax(-1)
@@ -648,8 +642,7 @@ def layer_recall(
 def quantise_layer(layer: FactLayer, bits: int) -> FactLayer:
     """A copy of the stacked ``layer`` with each of its weight matrices rounded by :func:`quantise` to ``bits`` bits a
     number, one scale per matrix of each model (weight-only quantisation of the whole layer)."""
-    if not isinstance(layer, FactLayer):
-        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    _fact_layer(layer)
     rounded = copy.deepcopy(layer)
     with torch.no_grad():
         for weight in rounded.parameters():
@@ -657,9 +650,20 @@ def quantise_layer(layer: FactLayer, bits: int) -> FactLayer:
     return rounded
 
 
-def _mlp_layer(layer) -> FactLayer:
+def _fact_layer(layer) -> FactLayer:
     if not isinstance(layer, FactLayer):
         raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    return layer
+
+
+def _index(name: str, value, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
+        raise ValueError(f"{name} must be an index in [0, {limit}), got {value!r}")
+    return value
+
+
+def _mlp_layer(layer) -> FactLayer:
+    _fact_layer(layer)
     if layer.down is None:
         raise ValueError("layer must have an MLP (hidden > 0): its output matrix is the memory edited")
     return layer
@@ -673,8 +677,7 @@ def layer_edit(method: str, layer: FactLayer, tokens: torch.Tensor, fact: int, t
     _mlp_layer(layer)
     method = _validate.option("method", method, EDITS)
     tokens = _validate.tensor("tokens", tokens, min_dim=4)
-    if isinstance(fact, bool) or not isinstance(fact, int) or not 0 <= fact < tokens.shape[1]:
-        raise ValueError(f"fact must be an index in [0, {tokens.shape[1]}), got {fact!r}")
+    _index("fact", fact, tokens.shape[1])
     edited = copy.deepcopy(layer)
     with torch.no_grad():
         keys = layer.hidden_units(tokens)                          # (M, n, h)
@@ -689,14 +692,12 @@ def layer_edit_outcome(layer: FactLayer, tokens: torch.Tensor, vocabulary: torch
     """:func:`edit_outcome` for an edited :class:`FactLayer`, read through the whole layer: ``success``,
     ``paraphrase`` (the fact's two tokens, each plus its row of ``noise [M, p, 2, d]`` and renormalised), ``old`` and
     ``damage`` (the other facts whose answer differs from ``before [M, n]``), each ``[models]``."""
-    if not isinstance(layer, FactLayer):
-        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    _fact_layer(layer)
     tokens = _validate.tensor("tokens", tokens, min_dim=4)
     vocabulary = _stack("vocabulary", vocabulary)
     n = tokens.shape[1]
-    for name, value, limit in (("fact", fact, n), ("new", new, vocabulary.shape[1])):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
-            raise ValueError(f"{name} must be an index in [0, {limit}), got {value!r}")
+    _index("fact", fact, n)
+    _index("new", new, vocabulary.shape[1])
     if not isinstance(before, torch.Tensor) or before.shape != tokens.shape[:2]:
         raise ValueError(f"before must be the [models, n] = {tuple(tokens.shape[:2])} answers before the edit")
     noise = _validate.tensor("noise", noise, min_dim=4)
@@ -740,8 +741,7 @@ def key_value_neurons(
       first's subject (the unit responds to a subject, as a key to a pattern; chance about ``relations / n``);
     * ``active``: the fraction of the units that fire on a fact, averaged over the facts.
     """
-    if not isinstance(layer, FactLayer):
-        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    _fact_layer(layer)
     tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
     relations = _validate.positive_int("relations", relations)
     if relations < 2 or tokens.shape[1] % relations:
@@ -787,8 +787,7 @@ def unit_ablations(
     read; a layer that gave each fact a unit of its own would change about one fact in ``hidden`` when a random
     unit goes.
     """
-    if not isinstance(layer, FactLayer):
-        raise TypeError(f"layer must be a FactLayer, got {type(layer).__name__}")
+    _fact_layer(layer)
     if layer.up is None:
         raise ValueError("layer must have an MLP (hidden > 0) to remove its units")
     tokens, vocabulary, answers = _facts(tokens, vocabulary, answers)
