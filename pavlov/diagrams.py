@@ -425,6 +425,26 @@ def induction_circuit(tokens=("a", "q", "o", "b", "c", "q"), *, narrow: bool = F
     return fig
 
 
+@_for_a_phone
+def token_sequence(tokens, labels, marked, *, narrow: bool = False):
+    """One sequence of an in-context task, row by row (16 tokens a row, 8 on a phone): each token in a box, the
+    ``marked`` ones (the bells) filled, and under each token its label where ``labels`` has one (``None``: no
+    label there)."""
+    per_row = 8 if narrow else 16
+    rows = -(-len(tokens) // per_row)
+    fig, ax = _canvas(0.9 * rows + 0.2, narrow)
+    ax.set(ylim=(0, 10 * rows))
+    width = 8 / per_row
+    xs = np.linspace(width / 2 + 0.05, 9.95 - width / 2, per_row)
+    for i, (token, label) in enumerate(zip(tokens, labels)):
+        x, y = xs[i % per_row], 10 * (rows - i // per_row) - 3.2
+        bell = token in marked
+        _box(ax, x, y, str(token), width=width, height=4.0, color=0 if bell else 6, filled=bell)
+        ax.text(x, y - 4.4, "·" if label is None else str(label), ha="center", va="center", fontsize=10,
+                color=plotting.OKABE_ITO[1] if label is not None else "grey")
+    return fig
+
+
 DIAGRAMS = {"ch1": conditioning_circuit, "ch2": linear_attention_forms, "ch3": signal_and_crosstalk,
             "ch4": store_kernels, "ch5": softmax_crowd, "ch6": chain_task, "ch7": write_rules,
             "ch8": regression_ladder, "ch9": mqar_sequence, "ch12": noisy_channel,

@@ -311,9 +311,22 @@ def words(name: str) -> str:
 
 def legend_below(fig, ax=None, *, ncol: int = 3):
     """One legend for the whole figure, below its panels, so that it covers no data; its entries are
-    ``ax``'s (default: the first panel's)."""
-    ax = ax if ax is not None else fig.axes[0]
-    return fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=ncol)
+    ``ax``'s (default: the first panel's), or, for a list of panels, theirs in order, each label once."""
+    entries = {}
+    for panel in ax if isinstance(ax, (list, tuple)) else [ax if ax is not None else fig.axes[0]]:
+        for handle, label in zip(*panel.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    return fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=ncol)
+
+
+def table(header, rows):
+    """A result as a table in Markdown, which the page renders as a table that reads at a phone's width (a printout
+    would be cut off there): ``header``, the columns' names; ``rows``, each a sequence of cells, written as given
+    (format numbers before, with their units)."""
+    from IPython.display import Markdown
+
+    lines = [header, ["---"] * len(header), *rows]
+    return Markdown("\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines))
 
 
 class Explorer:

@@ -13,15 +13,16 @@ import math
 from .. import _validate
 
 
-def top1_threshold(d_key: int, *, wide: bool = True) -> float:
+def top1_threshold(d_key: float, *, wide: bool = True) -> float:
     r"""The number of facts :math:`n` at which :math:`2 \ln n\, (n/d^2 + 2/d) = 1`, or with ``wide`` (the limit
     :math:`n \gg d`) :math:`n \ln n = d^2/2`: the load where the best wrong score of a Hebbian top-1 read reaches the
-    right one. Order :math:`d^2 / \ln d`, where the ISR criterion (mean ISR 1) holds order :math:`d`.
+    right one. Order :math:`d^2 / \ln d`, where the ISR criterion (mean ISR 1) holds order :math:`d`. The width
+    ``d_key`` may be any positive real, so that the threshold draws as a smooth line between the integer widths.
 
     >>> round(top1_threshold(32), 1)
     109.1
     """
-    d = _validate.positive_int("d_key", d_key)
+    d = _validate.finite_float("d_key", d_key, positive=True)
     if not isinstance(wide, bool):
         raise TypeError(f"wide must be a bool, got {type(wide).__name__}")
 
