@@ -29,7 +29,8 @@ import torch
 from conftest import cpu, with_value
 
 import pavlov
-from pavlov import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, induction, maps, mqar,
+from pavlov import (attention, batched, book, channel, claims, conditioning, drift, facts, hopfield, icl, induction, maps,
+                    mqar,
                     phenomena, rules, runtime, stacking, stats, stimuli, stores, theory, timing)
 
 F64 = {"device": "cpu", "dtype": torch.float64}
@@ -895,6 +896,50 @@ CASES += [bad(mqar.collapse_point, {p: v}, p, kind) for p, v, kind in (
     ("level", NAN, "nan"), ("level", 1.5, "above-one"), ("accuracies", [0.9, 0.6], "length-mismatch"),
     ("pairs", [], "empty"), ("pairs", [8, 0, 32], "zero"))]
 
+# --- icl ---
+
+ICL_TASK = icl.Task(classes=8, dim=8, labels=4, pairs=4, bursty=2, device="cpu")
+
+
+def icl_model():
+    return icl.build(ICL_TASK, seed=0)
+
+
+spec(icl.Task, lambda: {"classes": 8, "dim": 8, "labels": 4, "pairs": 4, "bursty": 2, "device": "cpu"},
+     ints=("classes", "labels", "dim", "pairs"), nonnegative=("noise", "zipf"))
+CASES += (each(icl.Task, "classes", ((1, "one"),))
+          + [bad(icl.Task, {"classes": 2, "bursty": 1}, "classes", "too-few-for-the-groups")]
+          + each(icl.Task, "labels", ((1, "one"),))
+          + each(icl.Task, "bursty", ((5, "above-pairs"), (-1, "negative"), (1.5, "float"), (True, "bool")))
+          + each(icl.Task, "seed", ((-1, "negative"),)) + each(icl.Task, "device", (("nonsense", "unknown"),)))
+spec(icl.sequences, lambda: {"task": ICL_TASK, "count": 2, "seed": 0}, ints=("count",), options=("kind",))
+CASES += (each(icl.sequences, "bursty", ((5, "above-pairs"), (-1, "negative"), (1.5, "float")))
+          + each(icl.sequences, "task", (("x", "str"),)) + each(icl.sequences, "seed", ((-1, "negative"),)))
+spec(icl.Model, lambda: {"dim": 8, "length": 9, "labels": 4}, ints=("dim", "length", "labels", "layers", "heads"))
+CASES += each(icl.Model, "heads", ((3, "not-dividing"),))
+spec(icl.Model.forward, lambda: {"self": icl_model(), "inputs": torch.zeros(2, 9, 8)})
+CASES += (each(icl.Model.forward, "inputs", ((torch.zeros(2, 9, 8, **LONG), "int64"), ([[0.0] * 8] * 9, "list"),
+                                             (torch.zeros(2, 7, 8), "too-short")))
+          + each(icl.Model.forward, "ablate", (([(2, 0)], "layer-out-of-range"), (5, "int"), ([(0, 1)], "head"))))
+spec(icl.build, lambda: {"task": ICL_TASK, "seed": 0}, ints=("layers",))
+CASES += (each(icl.build, "seed", ((-1, "negative"), (1.5, "float")))
+          + [bad(icl.build, {"foo": 1}, "foo", "unknown-parameter")])
+for fn in (icl.accuracy, icl.head_mass):
+    spec(fn, lambda fn=fn: {"model": icl_model(), "task": ICL_TASK, "count": 2}
+         | ({"kind": "in_context"} if fn is icl.accuracy else {}), ints=("count",))
+    CASES += (each(fn, "model", (("x", "str"), (batched.stack([icl_model(), icl_model()]), "stack")))
+              + each(fn, "task", (("x", "str"), (icl.Task(classes=8, dim=16, labels=4, pairs=4, device="cpu"),
+                                                  "other-width"))))
+CASES += (each(icl.accuracy, "kind", (("nonsense", "unknown"),))
+          + each(icl.accuracy, "ablate", (([(2, 0)], "layer-out-of-range"),)))
+spec(icl.train_together, lambda: {"tasks": ICL_TASK, "steps": 1, "seeds": (0, 1), "batch": 2, "every": 1, "tests": 2},
+     ints=("steps", "batch", "every", "tests"), positive=("lr",), nonnegative=("weight_decay",))
+CASES += (each(icl.train_together, "seeds", (((), "empty"), (3, "int"), ((0, -1), "negative")))
+          + each(icl.train_together, "tasks", (("x", "str"), ([ICL_TASK], "one-for-two-seeds"),
+                                               ([ICL_TASK, icl.Task(classes=8, dim=16, labels=4, pairs=4,
+                                                                    device="cpu")], "two-widths")))
+          + [bad(icl.train_together, {"foo": 1}, "foo", "unknown-parameter")])
+
 # --- induction ---
 
 TASK = induction.Task(vocab=8, n_triggers=2, length=8, device="cpu")
@@ -1208,7 +1253,7 @@ EXEMPT = {
     "batched.Linear": "torch's layer (torch checks its sizes)", "batched.LayerNorm": "torch's layer (torch checks its sizes)",
     "batched.Embedding": "torch's layer (torch checks its sizes)",
     "batched.linear": "batched.Linear's product, torch's F.linear or bmm (torch checks the sizes)",
-    "mqar.Trained": "data class", "induction.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
+    "mqar.Trained": "data class", "induction.Trained": "data class", "icl.Trained": "data class", "mqar.Geometry": "data class", "mqar.Run": "data class",
     "phenomena.Phenomenon": "data class", "phenomena.PhenomenaTable": "display of phenomenon_index's results",
 }
 """Public callables with no row, and why; every other one defined in a module of the package has rows."""
