@@ -82,6 +82,22 @@ def use_style() -> None:
         shell.display_formatter.formatters["text/html"].for_type(mpl.figure.Figure, narrow_html)
 
 
+_running_cell: str | None = None
+
+
+def cell_key(source: str) -> str:
+    """A short fingerprint of a code cell's source, by which a figure's record names the cell that showed it."""
+    import hashlib
+
+    return hashlib.sha1(source.strip().encode()).hexdigest()[:16]
+
+
+def _note_cell(info) -> None:
+    """Keep the fingerprint of the cell that runs now (IPython's ``pre_run_cell`` event), for :func:`_record_styles`."""
+    global _running_cell
+    _running_cell = cell_key(info.raw_cell or "")
+
+
 def subplots(*args, **kwargs):
     """``plt.subplots`` with the book's style and a constrained layout, at most :data:`COLUMN_INCHES` wide.
 
@@ -211,6 +227,7 @@ def narrow_html(figure) -> str | None:
     own (:func:`with_phone_version`) is shown as drawn, at its own size, in a box that a phone scrolls sideways.
     Elsewhere (Colab, Jupyter) the notebook shows the SVG alone.
     """
+    _record_styles(figure)
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
     wide = _svg(figure, close=False)
@@ -218,6 +235,146 @@ def narrow_html(figure) -> str | None:
     if narrow is None and _hand_placed(figure):
         return f'<div class="pavlov-diagram-box">{_img(wide, "diagram")}</div>'
     return None if narrow is None else _img(wide, "wide") + _img(narrow, "stacked")
+
+
+# --- what a figure draws, in the words a caption would use ------------------------------------------------------------
+
+FIGURE_STYLES = "PAVLOV_FIGURE_STYLES"
+"""The environment variable naming a file to which every figure a notebook shows appends, one JSON line each, the
+fingerprint of the cell it was shown in (:func:`cell_key`) and the styles its artists draw (:func:`figure_styles`): the page tests read it to check captions
+against the figures (:func:`caption_mismatches`)."""
+
+LINESTYLE_WORDS = {"solid": "-", "dashed": "--", "dotted": ":", "dash-dotted": "-.", "dash-dot": "-."}
+MARKER_WORDS = {"circle": "o", "dot": ".", "square": "s", "triangle": "^v<>", "diamond": "Dd", "cross": "xX+",
+                "plus": "+P", "star": "*"}
+COLOUR_WORDS = {"black": ("#000000",), "blue": ("#0072B2", "#56B4E9"), "sky-blue": ("#56B4E9",),
+                "orange": ("#E69F00", "#D55E00"), "vermilion": ("#D55E00",), "red": ("#D55E00",),
+                "green": ("#009E73",), "purple": ("#CC79A7",), "pink": ("#CC79A7",), "yellow": ("#F0E442",),
+                "grey": (), "gray": ()}
+"""The words a caption may use for a line style, a marker or a colour, and what each matches (a colour word: the
+palette's colours it names; grey: any colour whose channels are equal, short of black and white)."""
+
+
+def _word(token: str) -> str | None:
+    """The style word a caption's token stands for, or None: a line style or a colour as written, a marker in the
+    plural (``"circles"`` -> ``"circle"``; a "mean square" names no marker)."""
+    token = token.lower().strip(",.;:()")
+    if token in LINESTYLE_WORDS or token in COLOUR_WORDS:
+        return token
+    for form in (token[:-2], token[:-1]):
+        if token.endswith("s") and form in MARKER_WORDS:
+            return form
+    return None
+
+
+def _colour_words(colour) -> set[str]:
+    """The colour words that ``colour`` (anything matplotlib reads) answers to."""
+    r, g, b, a = mpl.colors.to_rgba(colour)
+    if a == 0:
+        return set()
+    words = {w for w, hexes in COLOUR_WORDS.items()
+             if any(max(abs(x - y) for x, y in zip((r, g, b), mpl.colors.to_rgb(h))) < 0.08 for h in hexes)}
+    if max(r, g, b) - min(r, g, b) < 0.04:
+        words |= {"black"} if max(r, g, b) < 0.15 else ({"grey", "gray"} if max(r, g, b) < 0.95 else set())
+    return words
+
+
+def _marker_of(path) -> str | None:
+    """The marker whose path ``path`` is (a scatter's), or None."""
+    from matplotlib.markers import MarkerStyle
+
+    for code in "os^vDdxX+P*.<>":
+        style = MarkerStyle(code)
+        ref = style.get_path().transformed(style.get_transform())
+        if len(ref.vertices) == len(path.vertices):
+            scale = abs(path.vertices).max() / max(abs(ref.vertices).max(), 1e-12)
+            if abs(path.vertices - ref.vertices * scale).max() < 1e-6 * max(scale, 1.0):
+                return code
+    return None
+
+
+def figure_styles(figure) -> list[dict]:
+    """Each visible artist of ``figure`` that a caption could describe, as a dict of the words it answers to: its line
+    style, its marker and its colours (lines, scatters, filled regions and bars), e.g. ``{"dashed", "black"}``.
+
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], "k--"); _ = ax.plot([0, 1], [1, 0], "s", color="#0072B2")
+    >>> sorted(map(sorted, figure_styles(fig)))
+    [['black', 'dashed'], ['blue', 'square']]
+    >>> plt.close(fig)
+    """
+    from matplotlib.collections import Collection, PolyCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    found = []
+    for ax in figure.axes:
+        for artist in ax.get_children():
+            if not artist.get_visible() or artist is ax.patch:
+                continue
+            words = set()
+            if isinstance(artist, Line2D):
+                style, marker = artist.get_linestyle(), artist.get_marker()
+                if style not in ("None", "", " ", None):
+                    words |= {w for w, code in LINESTYLE_WORDS.items() if code == style}
+                if marker not in ("None", "", " ", None):
+                    words |= {w for w, codes in MARKER_WORDS.items() if str(marker) in codes}
+                for colour in (artist.get_color(), artist.get_markerfacecolor(), artist.get_markeredgecolor()):
+                    words |= _colour_words(colour)
+            elif isinstance(artist, Collection) and not isinstance(artist, PolyCollection):
+                paths = artist.get_paths()
+                marker = _marker_of(paths[0]) if len(paths) == 1 and len(artist.get_offsets()) else None
+                words |= {w for w, codes in MARKER_WORDS.items() if marker and marker in codes}
+                for colour in (*artist.get_facecolors(), *artist.get_edgecolors()):
+                    words |= _colour_words(colour)
+            elif isinstance(artist, (PolyCollection, Rectangle)):
+                colours = (*artist.get_facecolors(),) if isinstance(artist, PolyCollection) else (artist.get_facecolor(),)
+                for colour in colours:
+                    words |= _colour_words(colour)
+            if words:
+                found.append(words)
+    return found
+
+
+def caption_mismatches(caption: str, styles: list) -> list[str]:
+    """The phrases of ``caption`` that name a line style, a marker or a colour (:data:`LINESTYLE_WORDS`,
+    :data:`MARKER_WORDS`, :data:`COLOUR_WORDS`) which no artist of the figure draws (``styles``: its
+    :func:`figure_styles`, each artist's words). Neighbouring words are one phrase, which one artist must draw whole:
+    "dashed black" needs a line both dashed and black.
+
+    >>> caption_mismatches("the theory, dashed black; the runs as squares", [{"dashed", "black"}, {"square", "blue"}])
+    []
+    >>> caption_mismatches("solid black: the mean", [{"dotted", "black", "diamond"}])
+    ['solid black']
+    >>> caption_mismatches("least squares and the mean squares of the errors", [])
+    []
+    """
+    phrases, run, before = [], [], ""
+    for token in re.split(r"\s+", caption.replace("(", " ").replace("-coloured", "")):
+        # "least squares", "mean squares", "sum of squares": the method or the measure, not a marker
+        word = None if before in ("least", "mean", "of") else _word(token)
+        before = token.lower()
+        if word:
+            run.append((token.strip(",.;:()").lower(), word))
+        if not word or token.endswith((",", ".", ";", ":", ")")):
+            if run:
+                phrases.append(run)
+            run = []
+    if run:
+        phrases.append(run)
+    artists = [set(words) for words in styles]
+    return [" ".join(t for t, _ in phrase) for phrase in phrases
+            if not any({w for _, w in phrase} <= words for words in artists)]
+
+
+def _record_styles(figure) -> None:
+    """Append ``figure``'s styles, with the cell that shows it, to the file :data:`FIGURE_STYLES` names, if it does."""
+    target = os.environ.get(FIGURE_STYLES)
+    if not target:
+        return
+    line = json.dumps({"cell": _running_cell, "styles": [sorted(words) for words in figure_styles(figure)]})
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(line + "\n")
 
 
 PHONE_VERSION = "pavlov_phone_version"
@@ -526,3 +683,18 @@ def widgets():
     except ImportError:
         return _FixedControls()
     return ipywidgets
+
+
+def _watch_cells() -> None:
+    """In a notebook, note each cell as it starts (:func:`_note_cell`), from the package's import on, so that every
+    figure's record names its cell."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and _note_cell not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", _note_cell)
+
+
+_watch_cells()

@@ -42,6 +42,32 @@ def test_a_cell_that_raises_stops_the_page(tmp_path):
         execute.execute(path)
 
 
+FIGURE = """from pavlov import plotting
+import matplotlib.pyplot as plt
+fig, ax = plotting.subplots()
+ax.plot([0, 1], [0, 1], "k--", label="theory")
+ax.plot([0, 1], [0.1, 0.9], "s", label="measured")
+ax.legend()
+plt.show()"""
+
+
+@pytest.mark.parametrize("caption, fault", [
+    ("The measurement (squares) follows the theory (dashed black).", None),
+    ("The theory is the solid black line.", "solid black"),
+    ("Measured values are drawn as triangles.", "triangles"),
+])
+def test_a_caption_that_names_a_style_its_figure_does_not_draw_fails_the_page(tmp_path, caption, fault):
+    path = notebook(tmp_path, "from pavlov import plotting", FIGURE)  # as a chapter's setup cell does
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[2].metadata["mystnb"] = {"figure": {"caption": caption, "name": "fig-test"}}
+    nbformat.write(nb, path)
+    if fault is None:
+        execute.execute(path)
+    else:
+        with pytest.raises(execute.PageError, match=f"fig-test: the caption names '{fault}'"):
+            execute.execute(path)
+
+
 def test_a_stored_execution_is_what_the_book_build_finds(tmp_path):
     path = notebook(tmp_path, "print(6 * 7)")
     executed, seconds, _ = execute.execute(path)

@@ -539,6 +539,22 @@ def test_every_figure_is_numbered_with_a_caption(path):
         assert len(caption.split()) >= 8, f"{path.name}: {cell.metadata['mystnb']['figure']['name']} has no caption"
 
 
+PANEL_PLACES = re.compile(r"\b(left|right|top|bottom|upper|lower)\s*(:|panel|row|column)|\((left|right|top|bottom)\)"
+                          r"|\b(on|at) the (left|right)\b", re.I)
+
+
+@by_notebook
+def test_captions_name_panels_by_what_they_show_not_where_they_sit(path):
+    # on a phone a figure's panels stack one under another (plotting.narrow_html), so "left" and "right" would be
+    # wrong there: a caption names a panel by what it shows or by its title
+    nb = read(path)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    captions = [c.metadata.get("mystnb", {}).get("figure", {}).get("caption", "") for c in code_cells(nb)]
+    captions += re.findall(r"```\{glue:figure\} \S+\n(?::[^\n]*\n)*\n?(.*?)```", text, re.S)
+    placed = [m.group(0) for caption in captions for m in PANEL_PLACES.finditer(caption)]
+    assert not placed, f"{path.name}: captions that place panels: {placed}"
+
+
 @by_notebook
 def test_every_exercise_is_labelled_with_its_difficulty(path):
     markdown = "\n".join(c.source for c in read(path).cells if c.cell_type == "markdown")

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -201,7 +202,45 @@ def environment(claims_dir: str) -> dict:
     """The environment of a page's kernel: this process's, as the book build sets it."""
     from pavlov.runtime import BOOK
 
-    return {**os.environ, BOOK: "1", "PAVLOV_PROGRESS": "0", "PAVLOV_CLAIMS_DIR": claims_dir}
+    from pavlov.plotting import FIGURE_STYLES
+
+    return {**os.environ, BOOK: "1", "PAVLOV_PROGRESS": "0", "PAVLOV_CLAIMS_DIR": claims_dir,
+            FIGURE_STYLES: str(Path(claims_dir) / "figure-styles.jsonl")}
+
+
+def captions(notebook: nbformat.NotebookNode) -> dict[int, tuple[str, str]]:
+    """Each code cell's figure caption, by the cell's index among the code cells: ``(name, caption)`` from the cell's
+    ``mystnb`` metadata, or, for the cell that shows the chapter's opening figure (``plotting.hero(fig, "name")``),
+    from the ``{glue:figure} name`` block of the page's text."""
+    text = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    glued = {m.group(1): m.group(2) for m in
+             re.finditer(r"```\{glue:figure\} (\S+)\n(?::[^\n]*\n)*\n?(.*?)```", text, re.S)}
+    found = {}
+    for i, cell in enumerate(c for c in notebook.cells if c.cell_type == "code"):
+        figure = cell.metadata.get("mystnb", {}).get("figure", {})
+        hero = re.search(r"plotting\.hero\(\s*\w+,\s*\"([^\"]+)\"", cell.source)
+        if figure.get("caption"):
+            found[i] = (figure.get("name", ""), figure["caption"])
+        elif hero and hero.group(1) in glued:
+            found[i] = (hero.group(1), glued[hero.group(1)])
+    return found
+
+
+def caption_faults(executed: nbformat.NotebookNode, records: list[dict]) -> list[str]:
+    """Each caption phrase naming a line style, a marker or a colour that no artist of its figure draws
+    (:func:`pavlov.plotting.caption_mismatches`), from the styles each figure shown recorded (``records``: the
+    fingerprint of the cell that showed it and its artists' words)."""
+    from pavlov.plotting import caption_mismatches, cell_key
+
+    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    by_id = {cell_key(cell.source): i for i, cell in enumerate(code)}
+    drawn: dict[int, list] = {}
+    for record in records:
+        if record["cell"] in by_id:
+            drawn.setdefault(by_id[record["cell"]], []).extend(set(words) for words in record["styles"])
+    return [f"{name}: the caption names '{phrase}', which its figure does not draw"
+            for i, (name, caption) in captions(executed).items() if i in drawn
+            for phrase in caption_mismatches(caption, drawn[i])]
 
 
 def execute(path: Path, ceiling_s: float | None = None) -> tuple[nbformat.NotebookNode, float, list[float]]:
@@ -209,6 +248,8 @@ def execute(path: Path, ceiling_s: float | None = None) -> tuple[nbformat.Notebo
     code cell's seconds. Raises :class:`nbclient.exceptions.CellExecutionError` at the first cell that fails, and
     :class:`PageError`, naming the cell, when the kernel dies or a cell runs past a ceiling: past
     :data:`tools.ceilings.CELL_S`, or past what is left of ``ceiling_s`` seconds for the page in all."""
+    from pavlov.plotting import FIGURE_STYLES
+
     source = nbformat.read(path, as_version=4)
     executed = nbformat.from_dict(source)
     with tempfile.TemporaryDirectory() as claims:
@@ -229,9 +270,14 @@ def execute(path: Path, ceiling_s: float | None = None) -> tuple[nbformat.Notebo
                            + (f", {ceiling_s:.0f} s the page" if ceiling_s else "") + ")")
                 raise PageError(f"{path.name} stopped at code cell {cell}: {stopped}\n{error}") from None
             seconds = time.perf_counter() - start
+            styles = Path(kernel_environment[FIGURE_STYLES])
+            records = [json.loads(line) for line in styles.read_text().splitlines()] if styles.exists() else []
         finally:
             os.environ.clear()
             os.environ.update(saved)
+    faults = caption_faults(executed, records)
+    if faults:
+        raise PageError(f"{path.name}: a caption describes what its figure does not draw:\n" + "\n".join(faults))
     cells = [cell_seconds(cell) or 0.0 for cell in executed.cells if cell.cell_type == "code"]
     # the page as the book reads it, with the outputs: jupyter-cache matches pages by their cells' metadata too
     for cell, ran in zip(source.cells, executed.cells):
