@@ -49,7 +49,7 @@ class ClaimsLedgerDirective(SphinxDirective):
 
 VERDICTS = ("holds", "holds only in a stated setting", "wrong", "not measured here", "cannot be tested")
 UNMEASURED = VERDICTS[3:]                               # rows with a reason, and no evidence or section
-SOURCES = {"qiao": "Qiao et al.", "zhong": "Zhong et al."}
+SOURCES = {"qiao": "Qiao", "zhong": "Zhong et al."}
 
 
 class source_verdicts(nodes.General, nodes.Element):

@@ -158,7 +158,8 @@ def stacked(figure, width: float = PHONE_INCHES):
     bar its panel (the constrained layout places both). Each panel keeps the height it had per inch of width
     it had (at least three quarters of its width), so that nothing is squeezed. A legend below the panels lists
     one entry a row; a panel's legend placed outside it, or too large for the narrow panel, moves below the
-    panel's label, and the panel grows by its height. A label longer than the column is wrapped.
+    panel's label, and the panel grows by its height. A label longer than the column is wrapped, and tick labels that
+    the narrow panel runs together are slanted.
     """
     panels = [ax for ax in figure.axes if ax.get_subplotspec() is not None and not hasattr(ax, "_colorbar")]
     originals = {ax: ax.get_subplotspec() for ax in panels}
@@ -203,8 +204,20 @@ def stacked(figure, width: float = PHONE_INCHES):
     column = figure.add_gridspec(len(owners), 1, height_ratios=heights)
     for ax in panels:
         ax.set_subplotspec(column[owner[ax]])
+    # tick labels that the narrow panel runs together (names of categories) are turned to read at a slant
+    figure.canvas.draw()
+    slanted = []
+    for ax in panels:
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
+        if any(a.x1 > b.x0 for a, b in zip(boxes, boxes[1:])):
+            slanted.append(ax)
+            ax.tick_params(axis="x", labelrotation=35)
+            plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
 
     def restore():
+        for ax in slanted:
+            ax.tick_params(axis="x", labelrotation=0)
+            plt.setp(ax.get_xticklabels(), ha="center", rotation_mode="default")
         for ax, spec in originals.items():
             ax.set_subplotspec(spec)
         for legend in figure.legends[len(figure.legends) - len(below):]:

@@ -539,6 +539,24 @@ def test_every_figure_is_numbered_with_a_caption(path):
         assert len(caption.split()) >= 8, f"{path.name}: {cell.metadata['mystnb']['figure']['name']} has no caption"
 
 
+@by_notebook
+def test_opens_with_a_headline_and_at_most_three_points_then_its_figure(path):
+    # the first screen: one sentence in bold that states the chapter's answer, at most three points, the hero figure
+    first = read(path).cells[0].source
+    opening = first[first.index("\n") : first.index("```{glue:figure}")].strip()
+    headline, _, rest = opening.partition("\n\n")
+    points = re.findall(r"^\* \*\*", rest, re.M)
+    assert headline.startswith("**") and headline.endswith("**"), f"{path.name}: no headline in bold opens it"
+    assert 1 <= len(points) <= 3 and len(rest.split("\n* ")) == len(points), f"{path.name}: {len(points)} points"
+
+
+@by_notebook
+def test_names_its_sources(path):
+    # Qiao and Zhong et al. by name, never "the first source" or "the second source"
+    text = " ".join(c.source for c in read(path).cells if c.cell_type == "markdown")
+    assert not re.search(r"\b(first|second) source\b", text), f"{path.name} calls a source by its order"
+
+
 PANEL_PLACES = re.compile(r"\b(left|right|top|bottom|upper|lower)\s*(:|panel|row|column)|\((left|right|top|bottom)\)"
                           r"|\b(on|at) the (left|right)\b", re.I)
 
