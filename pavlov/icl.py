@@ -126,7 +126,8 @@ def sequences(task: Task, count: int, *, seed: int, kind: str = "train",
 
 
 def _draw(task: Task, count: int, seed: int, kind: str, bursty: int | None):
-    """:func:`sequences`, with a third tensor ``[count, N]`` marking the exemplars of the query's class."""
+    """:func:`sequences`, with a third tensor ``[count, N]`` marking the exemplars of the query's class and a fourth
+    ``[count]``, the query's class."""
     if not isinstance(task, Task):
         raise TypeError(f"task must be an icl.Task, got {type(task).__name__}")
     count = _validate.positive_int("count", count)
@@ -172,7 +173,7 @@ def _draw(task: Task, count: int, seed: int, kind: str, bursty: int | None):
     inputs = torch.empty(count, task.length, task.dim, device=device)
     inputs[:, 0:-1:2], inputs[:, 1:-1:2], inputs[:, -1] = (exemplars[:, :-1], task.label_vectors[label_ids[:, :-1]],
                                                            exemplars[:, -1])
-    return inputs, label_ids[:, -1], classes == query[:, None]
+    return inputs, label_ids[:, -1], classes == query[:, None], query
 
 
 class Model(nn.Module):
@@ -254,7 +255,7 @@ def head_mass(model: Model, task: Task, *, count: int = 512, seed: int = 2**31) 
     """The induction head's mass: the share of the last layer's first head's attention at the query that lands on
     the labels of the query's class's exemplars, over ``count`` in-context test sequences (classes never trained)."""
     _model_and_task(model, task)
-    inputs, _, same = _draw(task, count, seed, "in_context", None)
+    inputs, _, same, _ = _draw(task, count, seed, "in_context", None)
     patterns = []
     with torch.no_grad():
         model(inputs, patterns=patterns)
@@ -269,6 +270,20 @@ def accuracy(model: Model, task: Task, kind: str, *, count: int = 512, seed: int
     inputs, answers = sequences(task, count, seed=seed, kind=kind, **kwargs)
     with torch.no_grad():
         return (model(inputs, ablate=ablate).argmax(-1) == answers).double().mean().item()
+
+
+def conflict(model: Model, task: Task, *, shown: int, count: int = 512, seed: int = 2**31) -> tuple[float, float]:
+    """Which memory wins when they disagree: over ``count`` conflict sequences, each with ``shown`` exemplars of a
+    trained class all shown with another label, the fraction of queries answered with the context's label and the
+    fraction answered with the weights' (the class's label in training)."""
+    _model_and_task(model, task)
+    if isinstance(shown, bool) or not isinstance(shown, int) or not 1 <= shown <= task.pairs:
+        raise ValueError(f"shown must be an int from 1 to pairs = {task.pairs}, got {shown!r}")
+    inputs, shown_label, _, query = _draw(task, count, seed, "conflict", shown)
+    with torch.no_grad():
+        named = model(inputs).argmax(-1)
+    return ((named == shown_label).double().mean().item(),
+            (named == task.class_labels[query]).double().mean().item())
 
 
 def train_together(tasks, *, steps: int, seeds, batch: int = 64, lr: float = 1e-3, every: int = 50,
@@ -289,7 +304,7 @@ def train_together(tasks, *, steps: int, seeds, batch: int = 64, lr: float = 1e-
     weight_decay = _validate.finite_float("weight_decay", weight_decay, nonnegative=True)
     stacked = batched.stack([build(t, seed=s, **kwargs) for t, s in zip(tasks, seeds)])
     optimiser = torch.optim.AdamW(stacked.parameters(), lr=lr, weight_decay=weight_decay)
-    held = {kind: [_draw(t, tests, 2**30 + s, kind, None) for t, s in zip(tasks, seeds)] for kind in TESTS}
+    held = {kind: [_draw(t, tests, 2**30 + s, kind, None)[:3] for t, s in zip(tasks, seeds)] for kind in TESTS}
     held = {kind: tuple(torch.stack(x) for x in zip(*drawn)) for kind, drawn in held.items()}
     recorded, curves = [], {name: [] for name in (*TESTS, "induction")}
     for step in range(steps + 1):

@@ -924,14 +924,15 @@ CASES += (each(icl.Model.forward, "inputs", ((torch.zeros(2, 9, 8, **LONG), "int
 spec(icl.build, lambda: {"task": ICL_TASK, "seed": 0}, ints=("layers",))
 CASES += (each(icl.build, "seed", ((-1, "negative"), (1.5, "float")))
           + [bad(icl.build, {"foo": 1}, "foo", "unknown-parameter")])
-for fn in (icl.accuracy, icl.head_mass):
+for fn in (icl.accuracy, icl.head_mass, icl.conflict):
     spec(fn, lambda fn=fn: {"model": icl_model(), "task": ICL_TASK, "count": 2}
-         | ({"kind": "in_context"} if fn is icl.accuracy else {}), ints=("count",))
+         | {icl.accuracy: {"kind": "in_context"}, icl.conflict: {"shown": 2}}.get(fn, {}), ints=("count",))
     CASES += (each(fn, "model", (("x", "str"), (batched.stack([icl_model(), icl_model()]), "stack")))
               + each(fn, "task", (("x", "str"), (icl.Task(classes=8, dim=16, labels=4, pairs=4, device="cpu"),
                                                   "other-width"))))
 CASES += (each(icl.accuracy, "kind", (("nonsense", "unknown"),))
-          + each(icl.accuracy, "ablate", (([(2, 0)], "layer-out-of-range"),)))
+          + each(icl.accuracy, "ablate", (([(2, 0)], "layer-out-of-range"),))
+          + each(icl.conflict, "shown", ((5, "above-pairs"), (-1, "negative"), (1.5, "float"))))
 spec(icl.train_together, lambda: {"tasks": ICL_TASK, "steps": 1, "seeds": (0, 1), "batch": 2, "every": 1, "tests": 2},
      ints=("steps", "batch", "every", "tests"), positive=("lr",), nonnegative=("weight_decay",))
 CASES += (each(icl.train_together, "seeds", (((), "empty"), (3, "int"), ((0, -1), "negative")))

@@ -122,6 +122,9 @@ def test_training_together_learns_the_classes_in_the_weights_without_useful_cont
         assert r.curves["in_context"][-1] < 0.5                     # a context that never answers is not read
         assert icl.accuracy(r.model, t, "in_weights") > 0.9
     assert runs[0].seed == 0 and math.isfinite(icl.head_mass(runs[0].model, t))
+    # a context that was never read does not move the weights' answer: a conflict is won by the weights
+    context, weights = icl.conflict(runs[0].model, t, shown=4)
+    assert weights > 0.9 and context < 0.1 and context + weights <= 1
 
 
 def test_a_stack_trains_each_model_as_it_would_train_alone():
