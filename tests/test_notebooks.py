@@ -579,3 +579,20 @@ def test_every_exercise_is_labelled_with_its_difficulty(path):
     titles = re.findall(r"```\{exercise\}([^\n]*)", markdown)
     unlabelled = [t for t in titles if not re.search(r"\((easy|medium|hard)\)$", t.strip())]
     assert titles and not unlabelled, f"{path.name}: exercises without (easy), (medium) or (hard): {unlabelled}"
+
+
+def test_the_introductions_figure_is_the_diagram_the_package_draws():
+    from tools import book_data
+    for narrow, path in book_data.INTRO_FIGURES.items():
+        assert path.read_text(encoding="utf-8") == book_data.intro_figure(narrow), \
+            f"{path.name} is not what pavlov.diagrams draws: run `python -m tools.book_data`"
+
+
+def test_the_introductions_worked_example_prints_what_it_shows():
+    import doctest
+    blocks = re.findall(r"```pycon\n(.*?)```", (ROOT / "intro.md").read_text(encoding="utf-8"), re.S)
+    runner = doctest.DocTestRunner()
+    for block in blocks:   # one namespace per block, as a reader's one cell
+        runner.run(doctest.DocTestParser().get_doctest(block, {}, "intro.md", "intro.md", 0))
+    result = runner.summarize(verbose=False)
+    assert blocks and result.attempted >= 5 and not result.failed, result

@@ -1,6 +1,8 @@
 """Write what the package ships about the book: ``pavlov/data/scales.json`` (every ``by_scale(quick=..., full=...)``
 call of the chapters) ``pavlov/data/labels.json`` (the number the book gives each labelled result) and ``pavlov/data/book.json`` (the
-repository and the chapters' titles, from which the GPU page links each chapter to Colab).
+repository and the chapters' titles, from which the GPU page links each chapter to Colab); and the introduction's
+figure, chapter 1's circuit drawn by :func:`pavlov.diagrams.conditioning_circuit` across the column and for a phone
+(:data:`INTRO_FIGURES`), which a Markdown page cannot draw itself.
 
 ``python -m tools.book_data`` after a chapter changes a size or a numbered result; ``tests/test_notebooks.py``
 fails while the shipped tables and the chapters disagree. The performance appendix shows the scales through
@@ -23,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCALES = ROOT / "pavlov" / "data" / "scales.json"
 LABELS = ROOT / "pavlov" / "data" / "labels.json"
 BOOK = ROOT / "pavlov" / "data" / "book.json"
+INTRO_FIGURES = {False: ROOT / "_static" / "intro_circuit.svg", True: ROOT / "_static" / "intro_circuit_phone.svg"}
+"""The introduction's figure, by whether it is the phone version."""
 # a sphinx-proof directive with its options: ```{prf:theorem} Title / :label: ch3-mean
 PROOF_DIRECTIVE = re.compile(r"^(?:`{3,}|:{3,})\{prf:(\w+)\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.MULTILINE)
 
@@ -114,7 +118,26 @@ def book(root: Path = ROOT) -> dict:
                          for path in chapters(root)]}
 
 
+def intro_figure(narrow: bool) -> str:
+    """The introduction's figure as SVG text, the same for the same package and matplotlib (no date, fixed ids)."""
+    import io
+
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from pavlov import diagrams
+
+    with matplotlib.rc_context({"svg.hashsalt": "pavlov"}):
+        figure = diagrams.conditioning_circuit(narrow=narrow)
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata={"Date": None})
+        plt.close(figure)
+    return out.getvalue()
+
+
 def main() -> None:
+    for narrow, path in INTRO_FIGURES.items():
+        path.write_text(intro_figure(narrow), encoding="utf-8")
     SCALES.write_text(json.dumps(scales(), indent=1) + "\n", encoding="utf-8")
     LABELS.write_text(json.dumps(labels(), indent=1) + "\n", encoding="utf-8")
     BOOK.write_text(json.dumps(book(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
