@@ -34,8 +34,8 @@ from . import _validate, batched, runtime
 from .induction import Attention, _heads
 from .runtime import generator
 
-KINDS = ("train", "in_context", "in_weights", "conflict")
-"""The sequences :func:`sequences` draws: the training distribution, and the three tests."""
+KINDS = ("train", "in_context", "in_weights", "conflict", "decoy")
+"""The sequences :func:`sequences` draws: the training distribution, and the tests."""
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,13 @@ def _others(task: Task, p: torch.Tensor, query: torch.Tensor, count: int, gen: t
     if task.zipf == 0 and not distinct:  # uniform: a nonzero offset from the query, uniform among the others
         offset = torch.randint(1, task.classes, (len(query), count), generator=gen, device=query.device)
         return (query[:, None] + offset) % task.classes
+    if distinct:  # the largest `count` of log p plus Gumbel noise: a draw by p without replacement
+        u = torch.rand(len(query), task.classes, generator=gen, device=query.device).clamp_min(1e-12)
+        keys = p.to(torch.float32).log() - (-u.log()).log()
+        return keys.scatter_(1, query[:, None], float("-inf")).topk(count, 1).indices
     weights = p.to(torch.float32).expand(len(query), -1).clone()
     weights.scatter_(1, query[:, None], 0.0)
-    return torch.multinomial(weights, count, replacement=not distinct, generator=gen)
+    return torch.multinomial(weights, count, replacement=True, generator=gen)
 
 
 def sequences(task: Task, count: int, *, seed: int, kind: str = "train",
@@ -118,10 +122,13 @@ def sequences(task: Task, count: int, *, seed: int, kind: str = "train",
     label ``[count]``.
 
     ``kind``: ``"train"`` (the query's class drawn by its frequency, ``bursty`` exemplars of it in the context, default
-    the task's B); ``"in_context"`` (N + 1 classes never trained, each with a label drawn for the sequence, ``bursty``
-    exemplars of the query's, at least one); ``"in_weights"`` (no exemplar of the query's class in the context);
-    ``"conflict"`` (``bursty`` exemplars of a trained query class, at least one, all shown with another label, the
-    answer the context gives)."""
+    the task's B); ``"in_context"`` (classes never trained, ``bursty`` exemplars of the query's, default one, the others
+    in groups of as many, each class with a label drawn for the sequence, all different while there are labels
+    enough: with one exemplar each and N = L, every label is shown once, so that no count of the labels shown finds
+    the answer and chance is 1/L); ``"in_weights"`` (no exemplar of the query's class in the context); ``"conflict"``
+    (``bursty`` exemplars of a trained query class, at least one, all shown with another label, the answer the context
+    gives); ``"decoy"`` (its control: the other label shown as often, beside another trained class's exemplars, and
+    none of the query's)."""
     return _draw(task, count, seed, kind, bursty)[:2]
 
 
@@ -138,7 +145,9 @@ def _draw(task: Task, count: int, seed: int, kind: str, bursty: int | None):
         raise ValueError(f"bursty must be an int from 0 to pairs = {task.pairs}, got {shown!r}")
     if kind == "in_weights":
         shown = 0
-    elif kind in ("in_context", "conflict"):
+    elif kind == "in_context" and bursty is None:
+        shown = 1
+    elif kind != "train":
         shown = max(shown, 1)
     gen, device, n = generator(seed, task.device), task.device, task.pairs
     rows = torch.arange(count, device=device)[:, None]
@@ -149,27 +158,33 @@ def _draw(task: Task, count: int, seed: int, kind: str, bursty: int | None):
         others = torch.arange(1, groups + 1, device=device).repeat_interleave(shown)[: n - shown]
         others = others.expand(count, -1)
         means = _vectors(count * (n + 1), task.dim, gen, device).view(count, n + 1, task.dim)
-        names = torch.randint(task.labels, (count, n + 1), generator=gen, device=device)
+        distinct = torch.rand(count, task.labels, generator=gen, device=device).argsort(1)  # as many as there are
+        extra = torch.randint(task.labels, (count, max(n + 1 - task.labels, 0)), generator=gen, device=device)
+        names, first = torch.cat([distinct, extra], 1)[:, : n + 1], query
     else:
         p = task.frequencies()
-        query = torch.multinomial(p.to(torch.float32), count, replacement=True, generator=gen)
+        query = (torch.randint(task.classes, (count,), generator=gen, device=device) if task.zipf == 0 else
+                 torch.multinomial(p.to(torch.float32), count, replacement=True, generator=gen))
         # the other classes, each drawn by frequency: where the query's is shown, distinct classes in groups of as
         # many examples, so that the query's class is shown no more often than another; else independently
-        group = max(shown, 1)
-        others = _others(task, p, query, -(-(n - shown) // group), gen, distinct=shown > 0)
-        others = others.repeat_interleave(group, 1)[:, : n - shown]
+        group, decoy = max(shown, 1), int(kind == "decoy")
+        others = _others(task, p, query, -(-(n - shown) // group) + decoy, gen, distinct=shown > 0)
+        first = others[:, 0] if decoy else query  # the class shown `shown` times: the decoy replaces the query's
+        others = others[:, decoy:].repeat_interleave(group, 1)[:, : n - shown]
         means, names = task.means.expand(count, -1, -1), task.class_labels.expand(count, -1)
-        if kind == "conflict":  # the query's class shown with another label, the same in every exemplar
+        if kind in ("conflict", "decoy"):  # that class shown with another label than the query's, in every exemplar
             shift = torch.randint(1, task.labels, (count, 1), generator=gen, device=device)
             moved = (names.gather(1, query[:, None]) + shift) % task.labels
-            names = torch.where(torch.arange(task.classes, device=device) == query[:, None], moved, names)
-    classes = torch.cat([query[:, None].expand(-1, shown), others], 1)  # [count, N]
+            names = torch.where(torch.arange(task.classes, device=device) == first[:, None], moved, names)
+    classes = torch.cat([first[:, None].expand(-1, shown), others], 1)  # [count, N]
     order = torch.rand(count, n, generator=gen, device=device).argsort(1)
     classes = classes.gather(1, order)
     items = torch.cat([classes, query[:, None]], 1)  # [count, N + 1]
     noise = _vectors(count * (n + 1), task.dim, gen, device).view(count, n + 1, task.dim)
     exemplars = (means[rows, items] + task.noise * noise) / math.sqrt(1 + task.noise**2)
     label_ids = names[rows, items]  # [count, N + 1]: each example's label, and the query's answer
+    if kind == "decoy":  # the answer the context would give: the label shown beside the decoy
+        label_ids[:, -1] = names.gather(1, first[:, None])[:, 0]
     inputs = torch.empty(count, task.length, task.dim, device=device)
     inputs[:, 0:-1:2], inputs[:, 1:-1:2], inputs[:, -1] = (exemplars[:, :-1], task.label_vectors[label_ids[:, :-1]],
                                                            exemplars[:, -1])
@@ -194,7 +209,7 @@ class Model(nn.Module):
     def forward(self, inputs: torch.Tensor, *, ablate: tuple = (), patterns: list | None = None) -> torch.Tensor:
         """The logits over the labels at the last position, ``[batch, L]`` (stacked ``[M, batch, L]``). ``ablate``:
         ``(layer, head)`` pairs whose output is zeroed; ``patterns``: a list that receives each layer's attention
-        weights ``[..., heads, T, T]``."""
+        weights ``[..., heads, T, T]``, the last layer's only at the query ``[..., heads, 1, T]``."""
         if not isinstance(inputs, torch.Tensor) or not inputs.is_floating_point():
             raise TypeError(f"inputs must be a floating-point tensor, got {getattr(inputs, 'dtype', inputs)!r}")
         if inputs.shape[-2] != self.length:
@@ -205,7 +220,8 @@ class Model(nn.Module):
         ablate = _heads(self, ablate)
         for layer, attention in enumerate(self.attentions):
             keep = torch.tensor([(layer, h) not in ablate for h in range(attention.heads)], device=inputs.device)
-            x = x + attention(x, None if keep.all() else keep, patterns)
+            last = layer == len(self.attentions) - 1  # the readout reads the query's position alone
+            x = (x[..., -1:, :] if last else x) + attention(x, None if keep.all() else keep, patterns, last=last)
         return self.readout(x[..., -1, :])
 
 
@@ -272,18 +288,24 @@ def accuracy(model: Model, task: Task, kind: str, *, count: int = 512, seed: int
         return (model(inputs, ablate=ablate).argmax(-1) == answers).double().mean().item()
 
 
-def conflict(model: Model, task: Task, *, shown: int, count: int = 512, seed: int = 2**31) -> tuple[float, float]:
+def conflict(model: Model, task: Task, *, shown: int, decoy: bool = False, count: int = 512,
+             seed: int = 2**31) -> tuple[float, float]:
     """Which memory wins when they disagree: over ``count`` conflict sequences, each with ``shown`` exemplars of a
     trained class all shown with another label, the fraction of queries answered with the context's label and the
-    fraction answered with the weights' (the class's label in training)."""
+    fraction answered with the weights' (the class's label in training). ``decoy``: the control, in which the other
+    label is shown as often beside another class's exemplars, so that only its count can make it the answer."""
     _model_and_task(model, task)
     if isinstance(shown, bool) or not isinstance(shown, int) or not 1 <= shown <= task.pairs:
         raise ValueError(f"shown must be an int from 1 to pairs = {task.pairs}, got {shown!r}")
-    inputs, shown_label, _, query = _draw(task, count, seed, "conflict", shown)
+    inputs, shown_label, _, query = _draw(task, count, seed, "decoy" if decoy else "conflict", shown)
     with torch.no_grad():
         named = model(inputs).argmax(-1)
     return ((named == shown_label).double().mean().item(),
             (named == task.class_labels[query]).double().mean().item())
+
+
+CHUNK = 25
+"""The training steps whose batches :func:`train_together` draws at once."""
 
 
 def train_together(tasks, *, steps: int, seeds, batch: int = 64, lr: float = 1e-3, every: int = 50,
@@ -318,8 +340,10 @@ def train_together(tasks, *, steps: int, seeds, batch: int = 64, lr: float = 1e-
             recorded.append(step)
         if step == steps:
             break
-        drawn = [sequences(t, batch, seed=s * 1_000_003 + step) for t, s in zip(tasks, seeds)]
-        inputs, answers = (torch.stack(x) for x in zip(*drawn))
+        if step % CHUNK == 0:  # the next CHUNK steps' batches, drawn at once: one draw per task, not per step
+            drawn = [sequences(t, batch * CHUNK, seed=s * 1_000_003 + step) for t, s in zip(tasks, seeds)]
+            chunk = [torch.stack(x).unflatten(1, (CHUNK, batch)) for x in zip(*drawn)]
+        inputs, answers = (x[:, step % CHUNK] for x in chunk)
         loss = F.cross_entropy(stacked(inputs).flatten(0, 1), answers.flatten(), reduction="sum") / batch
         optimiser.zero_grad(set_to_none=True)
         loss.backward()

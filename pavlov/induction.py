@@ -295,17 +295,20 @@ class Attention(nn.Module):
         return x.unflatten(-1, (self.heads, -1)).transpose(-3, -2)
 
     def pattern(self, x: torch.Tensor, cut: torch.Tensor | None = None,
-                only: torch.Tensor | None = None) -> torch.Tensor:
+                only: torch.Tensor | None = None, last: bool = False) -> torch.Tensor:
         """The attention weights ``[..., heads, T, T]`` (row ``t``: where position ``t`` looks).
 
         ``cut``: a ``[heads]`` mask of the heads whose weight on ``t - 1`` is removed, the rest renormalised (the
         score masked before the softmax); ``only``: a ``[heads]`` mask of the heads that put all their weight on
-        ``t - 1`` (the first position on itself), everything else they read removed."""
+        ``t - 1`` (the first position on itself), everything else they read removed. ``last``: the last position's
+        row alone, ``[..., heads, 1, T]`` (a readout of the last position needs no other)."""
+        if last and (cut is not None or only is not None):
+            raise ValueError("last reads one row; cut and only change the whole pattern: pass last=False")
         keys = F.pad(x, (0, 0, 1, 0))[..., :-1, :] if self.shift else x
-        q, k = self.split(self.query(x)), self.split(self.key(keys))
+        q, k = self.split(self.query(x[..., -1:, :] if last else x)), self.split(self.key(keys))
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        length = scores.shape[-1]
-        allowed = torch.ones(length, length, dtype=torch.bool, device=x.device).tril()
+        rows, length = scores.shape[-2:]
+        allowed = torch.ones(rows, length, dtype=torch.bool, device=x.device).tril(length - rows)
         if cut is not None:
             previous = (
                 torch.ones(length, length, dtype=torch.bool, device=x.device)
@@ -329,10 +332,11 @@ class Attention(nn.Module):
         patterns: list | None = None,
         cut: torch.Tensor | None = None,
         only: torch.Tensor | None = None,
+        last: bool = False,
     ) -> torch.Tensor:
-        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others); ``cut`` and
-        ``only``: as in :meth:`pattern`."""
-        weights = self.pattern(x, cut, only)
+        """``keep``: a ``[heads]`` mask of the heads whose output is kept (ablation zeroes the others); ``cut``,
+        ``only`` and ``last`` (the output ``[..., 1, d_model]`` at the last position alone): as in :meth:`pattern`."""
+        weights = self.pattern(x, cut, only, last)
         if patterns is not None:
             patterns.append(weights.detach())
         heads = weights @ self.split(self.value(x))  # (..., H, T, d_head)

@@ -57,7 +57,7 @@ def test_the_in_weights_test_shows_no_example_of_the_query_class():
 
 def test_the_in_context_test_uses_fresh_classes_and_labels_drawn_for_the_sequence():
     t = task(noise=0.0, dim=32, bursty=2)
-    inputs, answers = icl.sequences(t, 256, seed=4, kind="in_context")
+    inputs, answers = icl.sequences(t, 256, seed=4, kind="in_context", bursty=2)
     examples, shown, query = split(t, inputs)
     # fresh classes: far from every trained class
     assert torch.cosine_similarity(examples.flatten(0, 1)[:, None], t.means, dim=-1).abs().max() < 0.9
@@ -65,6 +65,26 @@ def test_the_in_context_test_uses_fresh_classes_and_labels_drawn_for_the_sequenc
     assert torch.equal(same.sum(1), torch.full((256,), 2))
     assert torch.equal(shown[same].view(256, 2)[:, 0], answers)          # the answer is the label beside them
     assert len(answers.unique()) > 1 and not torch.equal(answers, t.class_labels[nearest_class(t, query)])
+
+
+def test_by_default_the_in_context_test_shows_every_label_once_so_counting_them_finds_nothing():
+    t = task(noise=0.0, dim=32, labels=8, pairs=8)
+    inputs, answers = icl.sequences(t, 256, seed=7, kind="in_context")
+    examples, shown, query = split(t, inputs)
+    same = torch.cosine_similarity(examples, query[:, None], dim=-1) > 0.99
+    assert torch.equal(same.sum(1), torch.ones(256, dtype=torch.long))       # one exemplar of the query's class
+    assert torch.equal(shown.sort(1).values, torch.arange(8).expand(256, -1))  # each of the 8 labels once
+    assert torch.equal(shown[same], answers)
+
+
+def test_the_decoy_shows_the_other_label_beside_another_class_and_none_of_the_query():
+    t = task(noise=0.0, dim=32)
+    inputs, answers = icl.sequences(t, 128, seed=5, kind="decoy", bursty=2)
+    examples, shown, query = split(t, inputs)
+    asked, classes = nearest_class(t, query), nearest_class(t, examples)
+    assert not (classes == asked[:, None]).any()                     # none of the query's class
+    assert ((shown == answers[:, None]).sum(1) >= 2).all()           # the other label, shown beside the decoy
+    assert (answers != t.class_labels[asked]).all()
 
 
 def test_the_conflict_test_shows_the_query_class_with_another_label_which_is_the_answer():
@@ -134,3 +154,16 @@ def test_a_stack_trains_each_model_as_it_would_train_alone():
     for a, b in zip(together, alone):
         for (name, p), q in zip(a.model.named_parameters(), b.model.parameters()):
             assert torch.allclose(p, q, atol=1e-5), name
+
+
+def test_attention_at_the_last_position_alone_is_the_last_row_of_the_whole():
+    from pavlov.induction import Attention
+
+    torch.manual_seed(0)
+    attention, x = Attention(8, 2), torch.randn(3, 5, 8)
+    patterns = []
+    whole, last = attention(x, patterns=patterns), attention(x, patterns=patterns, last=True)
+    assert last.shape == (3, 1, 8) and torch.allclose(last[:, 0], whole[:, -1], atol=1e-6)
+    assert torch.allclose(patterns[1][..., 0, :], patterns[0][..., -1, :], atol=1e-6)
+    with pytest.raises(ValueError, match="last"):
+        attention(x, cut=torch.tensor([True, False]), last=True)
