@@ -496,7 +496,9 @@ def table(header, rows):
     from IPython.display import Markdown
 
     lines = [header, ["---"] * len(header), *rows]
-    return Markdown("\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines))
+    # a bar inside a cell (|z|) would split it: escaped, as Markdown's tables read it
+    return Markdown("\n".join("| " + " | ".join(str(cell).replace("|", "\\|") for cell in line) + " |"
+                               for line in lines))
 
 
 class Explorer:

@@ -385,3 +385,11 @@ def test_a_legend_below_stacked_panels_leaves_the_panel_its_height():
     assert panel.height >= 0.4 * panel.width, "the legend, one entry a row, took the panel's height"
     restore()
     plt.close(fig)
+
+
+def test_a_table_keeps_a_bar_inside_its_cell():
+    from markdown_it import MarkdownIt
+
+    text = plotting.table(["largest |z|", "d"], [("2.03", 16)]).data
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert html.count("<th>") == 2 and html.count("<td>") == 2 and "<th>largest |z|</th>" in html
