@@ -243,11 +243,12 @@ def narrow_html(figure) -> str | None:
     _record_styles(figure)
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
+    alt = alt_text(figure)
     wide = _svg(figure, close=False)
     narrow = phone_svg(figure)
     if narrow is None and _hand_placed(figure):
-        return f'<div class="pavlov-diagram-box">{_img(wide, "diagram")}</div>'
-    return None if narrow is None else _img(wide, "wide") + _img(narrow, "stacked")
+        return f'<div class="pavlov-diagram-box">{_img(wide, "diagram", alt)}</div>'
+    return None if narrow is None else _img(wide, "wide", alt) + _img(narrow, "stacked", alt)
 
 
 # --- what a figure draws, in the words a caption would use ------------------------------------------------------------
@@ -446,9 +447,32 @@ def _phone_svg(figure, width: float = PHONE_INCHES) -> tuple[str | None, float]:
     return narrow, width
 
 
-def _img(svg: str, kind: str) -> str:
-    """An SVG as an ``<img>`` of class ``pavlov-<kind>`` (the page's style picks the version by the screen's width)."""
-    return f'<img class="pavlov-{kind}" alt="" src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">'
+def _img(svg: str, kind: str, alt: str = "") -> str:
+    """An SVG as an ``<img>`` of class ``pavlov-<kind>`` (the page's style picks the version by the screen's width),
+    with ``alt`` as its text for a reader who cannot see it (:func:`alt_text`)."""
+    return (f'<img class="pavlov-{kind}" alt="{html.escape(alt, quote=True)}" '
+            f'src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}">')
+
+
+def alt_text(figure) -> str:
+    """A figure in words, for a reader who cannot see it: each panel's title and what it plots against what, or a
+    diagram's own words.
+
+    >>> fig, ax = subplots()
+    >>> _ = ax.set(title="recall falls", xlabel="pairs", ylabel="accuracy")
+    >>> alt_text(fig)
+    'recall falls: accuracy against pairs'
+    >>> plt.close(fig)
+    """
+    panels = []
+    for ax in figure.axes:
+        if not ax.axison:  # a diagram: the words it places
+            panels.append(", ".join(" ".join(t.get_text().split()) for t in ax.texts if t.get_text().strip()))
+            continue
+        title, x, y = (" ".join(text.split()) for text in (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()))
+        plotted = f"{y} against {x}" if x and y else x or y
+        panels.append(": ".join(part for part in (title, plotted) if part))
+    return "; ".join(panel for panel in panels if panel)
 
 
 

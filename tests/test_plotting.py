@@ -345,7 +345,7 @@ def test_each_diagram_reads_on_a_phone(chapter, monkeypatch):
     fig = draw()
     shown = plotting.narrow_html(fig)
     assert "pavlov-diagram-box" not in shown and 'class="pavlov-wide"' in shown
-    narrow = re.search(r'class="pavlov-stacked" alt="" src="data:image/svg\+xml;base64,([^"]+)"', shown).group(1)
+    narrow = re.search(r'class="pavlov-stacked" alt="[^"]+" src="data:image/svg\+xml;base64,([^"]+)"', shown).group(1)
     assert _shown_px(base64.b64decode(narrow).decode()) <= PHONE_COLUMN_PX
     if plotting._hand_placed(fig):
         phone = draw(narrow=True)
