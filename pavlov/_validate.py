@@ -62,6 +62,14 @@ def nonnegative_int(name: str, value) -> int:
     return value
 
 
+def int_between(name: str, value, low: int, high: int, *, high_is: str | None = None) -> int:
+    """``value``, an int from ``low`` to ``high`` inclusive, or a ValueError naming ``name`` (``high_is``: how the
+    message names the upper bound, e.g. ``"pairs = 8"``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an int from {low} to {high_is or high}, got {value!r}")
+    return value
+
+
 def seeds(name: str, value) -> tuple[int, ...]:
     """Check that ``value`` is a non-empty sequence of non-negative ints (the seeds of models trained together)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):

@@ -65,9 +65,7 @@ class Task:
             value = _validate.positive_int(name, getattr(self, name))
             if value < low:
                 raise ValueError(f"{name} must be at least {low}, got {value}")
-        bursty = self.bursty
-        if isinstance(bursty, bool) or not isinstance(bursty, int) or not 0 <= bursty <= self.pairs:
-            raise ValueError(f"bursty must be an int from 0 to pairs = {self.pairs}, got {bursty!r}")
+        bursty = _validate.int_between("bursty", self.bursty, 0, self.pairs, high_is=f"pairs = {self.pairs}")
         if bursty and self.classes - 1 < -(-(self.pairs - bursty) // bursty):
             raise ValueError(f"classes must leave {-(-(self.pairs - bursty) // bursty)} others to show beside the "
                              f"query's in groups of bursty = {bursty}, got {self.classes}")
@@ -140,9 +138,8 @@ def _draw(task: Task, count: int, seed: int, kind: str, bursty: int | None):
     count = _validate.positive_int("count", count)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    shown = task.bursty if bursty is None else bursty
-    if isinstance(shown, bool) or not isinstance(shown, int) or not 0 <= shown <= task.pairs:
-        raise ValueError(f"bursty must be an int from 0 to pairs = {task.pairs}, got {shown!r}")
+    shown = _validate.int_between("bursty", task.bursty if bursty is None else bursty, 0, task.pairs,
+                                  high_is=f"pairs = {task.pairs}")
     if kind == "in_weights":
         shown = 0
     elif kind == "in_context" and bursty is None:
@@ -295,8 +292,7 @@ def conflict(model: Model, task: Task, *, shown: int, decoy: bool = False, count
     fraction answered with the weights' (the class's label in training). ``decoy``: the control, in which the other
     label is shown as often beside another class's exemplars, so that only its count can make it the answer."""
     _model_and_task(model, task)
-    if isinstance(shown, bool) or not isinstance(shown, int) or not 1 <= shown <= task.pairs:
-        raise ValueError(f"shown must be an int from 1 to pairs = {task.pairs}, got {shown!r}")
+    _validate.int_between("shown", shown, 1, task.pairs, high_is=f"pairs = {task.pairs}")
     inputs, shown_label, _, query = _draw(task, count, seed, "decoy" if decoy else "conflict", shown)
     with torch.no_grad():
         named = model(inputs).argmax(-1)

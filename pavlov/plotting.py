@@ -244,7 +244,7 @@ def narrow_html(figure) -> str | None:
     if not os.environ.get(STATIC) or figure.get_size_inches()[0] <= PHONE_INCHES * 1.1:
         return None
     alt = alt_text(figure)
-    wide = _svg(figure, close=False)
+    wide = svg_text(figure, close=False)
     narrow = phone_svg(figure)
     if narrow is None and _hand_placed(figure):
         return f'<div class="pavlov-diagram-box">{_img(wide, "diagram", alt)}</div>'
@@ -428,14 +428,14 @@ def _phone_svg(figure, width: float = PHONE_INCHES) -> tuple[str | None, float]:
         return None, width
     draw = getattr(figure, PHONE_VERSION, None)
     if draw is not None:
-        return _svg(draw()), width
+        return svg_text(draw()), width
     if _hand_placed(figure):
         return None, width
     try:
         for _ in range(2):                     # once more, narrower, when labels or a colour bar stick out
             restore = stacked(figure, width)
             try:
-                narrow = _svg(figure, close=False)
+                narrow = svg_text(figure, close=False)
             finally:
                 restore()
             shown = float(re.search(r'width="([\d.]+)pt"', narrow).group(1)) / 72
@@ -619,7 +619,8 @@ def _label(control, value) -> str:
     return _number(value)
 
 
-def _svg(figure, close: bool = True) -> str:
+def svg_text(figure, close: bool = True) -> str:
+    """``figure`` as SVG text, the same bytes for the same figure (closed unless ``close`` is false)."""
     buffer = io.BytesIO()
     with mpl.rc_context({"svg.hashsalt": "pavlov"}):        # the same figure gives the same bytes
         figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -668,7 +669,7 @@ def static_explorer(draw, controls: dict, grid: dict | None = None) -> dict[str,
     width = PHONE_INCHES
     for index in itertools.product(*(range(len(values)) for values in axes.values())):
         figure = draw(**{name: axes[name][i] for name, i in zip(axes, index)})
-        wide = _svg(figure, close=False)
+        wide = svg_text(figure, close=False)
         if wide not in frames:                  # and its phone version (phone_svg), where it has one
             narrow, width = _phone_svg(figure, width)
             frames[wide] = (narrow, [])

@@ -119,20 +119,10 @@ def book(root: Path = ROOT) -> dict:
 
 
 def intro_figure(narrow: bool) -> str:
-    """The introduction's figure as SVG text, the same for the same package and matplotlib (no date, fixed ids)."""
-    import io
+    """The introduction's figure as SVG text (:func:`pavlov.plotting.svg_text`: the same bytes for the same package)."""
+    from pavlov import diagrams, plotting
 
-    import matplotlib
-    import matplotlib.pyplot as plt
-
-    from pavlov import diagrams
-
-    with matplotlib.rc_context({"svg.hashsalt": "pavlov"}):
-        figure = diagrams.conditioning_circuit(narrow=narrow)
-        out = io.StringIO()
-        figure.savefig(out, format="svg", metadata={"Date": None})
-        plt.close(figure)
-    return out.getvalue()
+    return plotting.svg_text(diagrams.conditioning_circuit(narrow=narrow))
 
 
 def main() -> None:
